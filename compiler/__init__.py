@@ -1,0 +1,1 @@
+"""Build time: studio sources -> parse -> typed IR -> validate -> codegen -> graph templates."""

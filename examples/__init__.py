@@ -1,0 +1,1 @@
+"""The bundled example studio and its demo MCP servers."""

@@ -1,0 +1,1 @@
+"""Lark grammars of the skill contract text and its expressions."""

@@ -1,0 +1,1 @@
+"""Deploy time: loader, chain, gate, evidence, builtins, node, planner, store, MCP, models, trace."""

@@ -1,0 +1,75 @@
+"""The spec's error table (§17) and the runtime's own rejection names: the only place a code is spelled."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """One row of the error table: the code seen by logs, the name seen by the model and traces."""
+
+    name: str
+    code: str | None
+    meaning: str
+
+
+_ROWS: tuple[tuple[str, str | None, str], ...] = (
+    ("MCP_TOOL_ERROR", "agent_runtime.40003", "MCP tool returned an error"),
+    ("TOOL_BUSINESS_FAILED", "agent_runtime.40004", "business failure (no error.code configured)"),
+    ("MCP_INVALID_PARAMS", "agent_runtime.40014", "MCP invalid parameters"),
+    ("MCP_RPC_ERROR", "agent_runtime.40015", "MCP RPC error"),
+    ("TOOL_TIMEOUT", "agent_runtime.40016", "tool timed out"),
+    ("TOOL_UNREACHABLE", "agent_runtime.40017", "tool unreachable"),
+    ("TOOL_IO_ERROR", "agent_runtime.40018", "tool I/O error"),
+    ("TOOL_ERROR", "agent_runtime.40029", "unknown tool error"),
+    ("ARG_JSON_INVALID", "agent_runtime.40020", "arguments are not valid JSON"),
+    ("ARG_REJECTED", "agent_runtime.40032", "arguments are not an object, or lack a schema-required field"),
+    ("PARAM_PROVENANCE_FAIL", "agent_runtime.40022", "a required argument is missing and configured to fail"),
+    ("PARAM_PROVENANCE_CALL_TOOL", "agent_runtime.40023", "another tool must be called first to obtain the value"),
+    ("PARAM_PROVENANCE_ASK_USER", "agent_runtime.40024", "the user must be asked"),
+    ("PARAM_PROVENANCE_REJECTED", "agent_runtime.40025", "the argument's source is not trusted"),
+    ("FINGERPRINT_TRIP", "agent_runtime.40026", "repeated identical call: circuit breaker tripped"),
+    ("CATALOG_DENIED", "agent_runtime.40027", "tool not callable from this node"),
+    ("STATE_KEY_RESERVED", "agent_runtime.40028", "reserved scratch-pad key"),
+    ("WRITE_PENDING_VERIFY", "agent_runtime.40030", "write outcome awaits verification"),
+    ("WRITE_IN_FLIGHT", "agent_runtime.40031", "write in flight"),
+    ("APPROVAL_REQUIRED", "agent_runtime.42221", "the write needs the user's confirmation first"),
+    ("WRITE_CONTRACT_INCOMPLETE", "agent_runtime.42206", "the approved tool is not a write tool of this contract"),
+    ("SOURCE_REJECT", "agent_runtime.42223", "output source check failed"),
+    ("PLATFORM_FIELD_FORBIDDEN", "agent_runtime.42236", "a reserved platform field name was used"),
+    ("OUTPUT_PATH_INVALID", "agent_runtime.42243", "output key is empty"),
+    ("OUTPUT_WRITE_FORBIDDEN", "agent_runtime.42244", "output key not declared"),
+    ("APPROVAL_NOT_GATED", "agent_runtime.42245", "no write call was stopped by the gate before asking for approval"),
+    ("APPROVAL_TOOL_MISMATCH", "agent_runtime.42246", "approval names another tool than the one stopped"),
+    ("FOLLOW_UP_ANSWERED", "agent_runtime.42247", "the question just answered was asked again"),
+    ("FOLLOW_UP_UNGROUNDED", "agent_runtime.42248", "the follow-up question has no grounds"),
+    ("EVIDENCE_PATH_INVALID", "agent_runtime.42235", "evidence id is empty"),
+    ("SKILL_NOT_FOUND", "agent_runtime.40411", "the delegated skill does not exist"),
+    ("DELEGATE_FORBIDDEN", "agent_runtime.42237", "delegation forbidden"),
+    ("DELEGATE_REPEATED", "agent_runtime.42239", "repeated delegation"),
+    ("PROVIDER_UNAVAILABLE", "agent_runtime.42212", "inputs.provider unavailable (planning failed)"),
+    # Completion checks (§10.2) and runtime-level refusals: the spec names them, gives no code.
+    ("FINISH_MISSING_OUTPUT", None, "finish needs a non-empty output"),
+    ("FINISH_OPEN_EVIDENCE", None, "a write is not settled yet"),
+    ("FINISH_OUTPUT_MISSING", None, "a required output is not written"),
+    ("FINISH_OUTPUT_SOURCE", None, "a required output's source is not allowed"),
+    ("FINISH_NEED_TARGET", None, "the node's target write has not completed"),
+    ("FINISH_NEED_BUSINESS", None, "no business call has completed"),
+    ("NODE_NOT_SUSPENDABLE", None, "the node cannot suspend here"),
+    ("UNKNOWN_TOOL", None, "no such tool in the catalog"),
+)
+
+ERRORS: dict[str, ErrorCode] = {name: ErrorCode(name, code, meaning) for name, code, meaning in _ROWS}
+
+
+def code_of(name: str | None) -> str | None:
+    """The spec's code for an error name (None for names the spec gives no code)."""
+    if name is None:
+        return None
+    row = ERRORS.get(name)
+    return row.code if row else None
+
+
+def error(name: str) -> ErrorCode:
+    """The row for `name`; a KeyError for a name that is not in the table is a programming error."""
+    return ERRORS[name]
