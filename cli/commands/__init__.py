@@ -1,0 +1,1 @@
+"""One module per `skillc` sub-command: HELP, configure(parser), run(args) -> int."""
