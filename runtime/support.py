@@ -497,3 +497,42 @@ def normalize_text(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = unicodedata.normalize("NFKC", text)
     return "".join(text.split()).lower()
+
+
+# ---------------------------------------------------------------- helpers of generated code (codegen)
+
+
+def set_all(target: dict, parts: tuple, value: Any) -> None:
+    """Set a parameter path that may hold `[]`: with `[]`, a copy of `value` goes into every
+    existing item (a `const` or a non-template `from` on `lines[].taxRate`)."""
+    split = split_each(parts)
+    if split is None:
+        set_path(target, parts, value)
+        return
+    before, after = split
+    items = get_path(target, before)
+    if not isinstance(items, list):
+        return
+    for i, item in enumerate(items):
+        if after:
+            if isinstance(item, dict):
+                set_all(item, after, deep_copy(value))
+        else:
+            items[i] = deep_copy(value)
+
+
+def value_or_none(v: Any) -> Any:
+    """None for MISSING, the value otherwise (error paths of §6.2 that are absent)."""
+    return None if v is MISSING else v
+
+
+def deep_copy(value: Any) -> Any:
+    """A deep copy of a JSON-like value (verify arguments must not alias the write's request)."""
+    import copy
+
+    return copy.deepcopy(value)
+
+
+def json_value(text: str) -> Any:
+    """A contract constant too deeply nested for a Python literal, carried as JSON text."""
+    return json.loads(text)
