@@ -112,7 +112,9 @@ class FakeOpenAIServer:
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
         self._httpd = ThreadingHTTPServer((self._host, self._port), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
+        # A short poll interval: close() waits up to one interval, and tests start many servers.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="fake-openai",
+                                        daemon=True)
         self._thread.start()
         return self
 
