@@ -32,6 +32,9 @@ class Node(BaseModel):
 
     span: Span | None = None
     key_span: Span | None = None
+    # Spans of this node's scalar properties by their contract name ("confirm", "target", ...):
+    # the front end points diagnostics at them. Left out of dumps: codegen never needs them.
+    prop_spans: dict[str, Span] = Field(default_factory=dict, exclude=True, repr=False)
 
 
 # ---------------------------------------------------------------- paths and expressions
