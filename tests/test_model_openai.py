@@ -269,20 +269,20 @@ def test_fake_server_runs_as_a_module(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [{"answer": {"agent": "editor"}}]}))
     log = tmp_path / "requests.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "skillc.runtime.model.fake_server", "--port", "0", "--script", str(script),
-         "--log", str(log)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("fake-openai listening on http://127.0.0.1:")
-        url = line.split()[-1]
-        response = ask(OpenAIChatModel(url, "m", sleep=RecordingSleep()), answer_request("route"))
-        assert response.choice == {"agent": "editor"}
-        used_up = httpx.post(url + "/chat/completions", json={"model": "m", "messages": []})
-        assert used_up.status_code == 400 and "no canned response left" in used_up.text
-    finally:
-        proc.terminate()
+    command = [sys.executable, "-m", "skillc.runtime.model.fake_server", "--port", "0",
+               "--script", str(script), "--log", str(log)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line.startswith("fake-openai listening on http://127.0.0.1:")
+            url = line.split()[-1]
+            response = ask(OpenAIChatModel(url, "m", sleep=RecordingSleep()), answer_request("route"))
+            assert response.choice == {"agent": "editor"}
+            used_up = httpx.post(url + "/chat/completions", json={"model": "m", "messages": []})
+            assert used_up.status_code == 400 and "no canned response left" in used_up.text
+        finally:
+            proc.terminate()
         assert proc.wait(timeout=10) == 0
     logged = [json.loads(row) for row in log.read_text().splitlines()]
     assert [row["headers"].get("x-skillc-purpose") for row in logged] == ["route", None]
