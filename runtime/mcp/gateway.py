@@ -1,0 +1,470 @@
+"""The MCP gateway: one catalog of business tools over several MCP servers, and §14.4 failures.
+
+Each server gets one connection, owned by a background task that enters the SDK's `Client`
+and holds it open (anyio scopes must be exited by the task that entered them, and calls come
+from whatever task runs the conversation). The gateway wraps every transport's streams to
+observe two facts the SDK's errors alone do not tell apart:
+
+- whether the `tools/call` request was written (a refused write means the server was never
+  reached: `TOOL_UNREACHABLE`; a connection that ends after the write: `TOOL_IO_ERROR`);
+- whether the connection has ended (then it is reopened lazily, before the next call).
+
+Classification, in order: no connection and none can be opened, or the request could not be
+written -> `TOOL_UNREACHABLE`; no answer within the timeout -> `TOOL_TIMEOUT`; the connection
+ended after the request was written (the SDK's -32000, "connection closed", also synthesized by
+the HTTP transport for a broken stream) -> `TOOL_IO_ERROR`; another JSON-RPC error -> `MCP_INVALID_PARAMS`
+(-32602) or `MCP_RPC_ERROR`; an `isError` result -> `MCP_TOOL_ERROR`; anything else -> `TOOL_ERROR`.
+A timeout or I/O failure leaves the session suspect, so it is reopened before the next call.
+
+`mcp` is imported lazily (it costs about 0.6 s).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skillc.runtime.config import McpServerConfig
+from skillc.runtime.mcp.result import CallOutcome, ToolInfo, content_text, response_json
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+log = logging.getLogger(__name__)
+
+OnInvoked = Callable[[str, dict[str, Any]], None]
+
+_JSONRPC_INVALID_PARAMS = -32602
+_JSONRPC_CONNECTION_CLOSED = -32000  # the SDK's code for "the transport closed under a request"
+_JSONRPC_REQUEST_TIMEOUT = -32001
+_CLOSE_GRACE = 5.0  # seconds to let a connection (and a stdio server process) wind down
+
+
+class GatewayConfigError(Exception):
+    """The servers cannot form one catalog (e.g. two servers list the same tool name)."""
+
+
+@dataclass(frozen=True)
+class InProcessServer:
+    """A server run inside this process: an `MCPServer`/low-level `Server`, a `Transport`, or a
+    zero-argument callable returning a fresh `Transport` per connection (so it can reconnect).
+
+    With `reports_invocations` (the default) the server emits its own `mcp.invoked`, so the
+    gateway does not call `on_invoked` for its tools.
+    """
+
+    target: Any
+    reports_invocations: bool = True
+
+
+ServerSpec = McpServerConfig | InProcessServer | Mapping[str, Any]
+
+
+@dataclass
+class _CallRecord:
+    """What the stream wrapper saw of one `tools/call` (set through a context variable)."""
+
+    tool: str
+    args: dict[str, Any]
+    on_invoked: OnInvoked | None
+    sent: bool = False
+    refused: bool = False
+    callback_error: BaseException | None = None
+
+
+# The SDK writes a request from the caller's own task, so the write wrapper can find the call
+# it belongs to without parsing request ids.
+_CALL: contextvars.ContextVar[_CallRecord | None] = contextvars.ContextVar("skillc_mcp_call", default=None)
+
+
+@dataclass
+class _Link:
+    """Per-connection transport facts, kept by the stream wrappers."""
+
+    eof: bool = False
+    write_failed: bool = False
+
+
+class _ObservedRead:
+    """Read side: notes the end of the stream (the peer hung up or the transport closed)."""
+
+    def __init__(self, inner: Any, link: _Link) -> None:
+        self._inner = inner
+        self._link = link
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context, when the inner stream carries one (SDK duck typing)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        """Next message; a closed stream marks the link ended."""
+        import anyio
+
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._link.eof = True
+            raise
+
+    def __aiter__(self) -> _ObservedRead:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        """Close without waiting (memory streams)."""
+        closer = getattr(self._inner, "close", None)
+        if closer is not None:
+            closer()
+
+    async def aclose(self) -> None:
+        """Close the inner stream."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _ObservedRead:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+class _ObservedWrite:
+    """Write side: reports `on_invoked` just before a `tools/call` goes out and whether it went."""
+
+    def __init__(self, inner: Any, link: _Link) -> None:
+        self._inner = inner
+        self._link = link
+
+    async def send(self, item: Any) -> None:
+        """Send one message; for the current call's `tools/call`, record the write's fate."""
+        import anyio
+
+        message = getattr(item, "message", None)
+        record = _CALL.get()
+        is_call = (record is not None and not record.sent and getattr(message, "method", None) == "tools/call")
+        if is_call and record is not None and record.on_invoked is not None:
+            try:
+                record.on_invoked(record.tool, record.args)
+            except BaseException as exc:  # a callback bug: re-raised by `call`, not a tool failure
+                record.callback_error = exc
+                raise
+        try:
+            await self._inner.send(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            self._link.write_failed = True
+            if is_call and record is not None:
+                record.refused = True
+            raise
+        if is_call and record is not None:
+            record.sent = True
+
+    def close(self) -> None:
+        """Close without waiting (memory streams)."""
+        closer = getattr(self._inner, "close", None)
+        if closer is not None:
+            closer()
+
+    async def aclose(self) -> None:
+        """Close the inner stream."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _ObservedWrite:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+class _ObservedTransport:
+    """A `Transport` wrapping another one's streams in the observers above."""
+
+    def __init__(self, inner: Any, link: _Link) -> None:
+        self._inner = inner
+        self._link = link
+
+    async def __aenter__(self) -> tuple[_ObservedRead, _ObservedWrite]:
+        read, write = await self._inner.__aenter__()
+        return _ObservedRead(read, self._link), _ObservedWrite(write, self._link)
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
+def _make_transport(spec: McpServerConfig | InProcessServer) -> Any:
+    """A fresh SDK transport (async context manager yielding streams) for one connection."""
+    if isinstance(spec, McpServerConfig):
+        if spec.url is not None:
+            from mcp.client.streamable_http import streamable_http_client
+
+            return streamable_http_client(spec.url)
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        assert spec.command is not None  # validated: exactly one of command/url
+        return stdio_client(StdioServerParameters(command=spec.command, args=list(spec.args),
+                                                  env=dict(spec.env) or None, cwd=spec.cwd))
+    from mcp.client._memory import InMemoryTransport
+    from mcp.server import Server
+    from mcp.server.mcpserver import MCPServer
+
+    target = spec.target
+    # Servers go over in-memory streams (not the SDK's direct dispatcher) so in-process
+    # calls take the same JSON-RPC path, and the same failure classification, as stdio.
+    if isinstance(target, (Server, MCPServer)):
+        return InMemoryTransport(target)
+    if callable(target) and not hasattr(target, "__aenter__"):
+        return target()
+    return target
+
+
+class _Connection:
+    """One server's live connection: a `Client` entered and held open by an owner task."""
+
+    def __init__(self, name: str, spec: McpServerConfig | InProcessServer, connect_timeout: float) -> None:
+        self.name = name
+        self.spec = spec
+        self.connect_timeout = connect_timeout
+        self.client: Client | None = None
+        self.link = _Link()
+        self.suspect = False
+        self.last_error: str | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._closing: asyncio.Event | None = None
+
+    @property
+    def alive(self) -> bool:
+        """Open, and nothing seen that would make the next call fail for transport reasons."""
+        return (self.client is not None and not self.suspect
+                and not self.link.eof and not self.link.write_failed)
+
+    async def open(self) -> list[Any]:
+        """Connect and list every tool (all pages); raises if the server cannot be reached."""
+        await self.close()
+        self.link = _Link()
+        self.suspect = False
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[tuple[Client, list[Any]]] = loop.create_future()
+        closing = asyncio.Event()
+        owner = asyncio.create_task(self._own(ready, closing, self.link), name=f"skillc-mcp-{self.name}")
+        self._owner, self._closing = owner, closing
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                client, tools = await asyncio.shield(ready)
+        except BaseException:
+            closing.set()
+            owner.cancel()
+            self._owner = self._closing = None
+            raise
+        self.client = client
+        self.last_error = None
+        return tools
+
+    async def _own(self, ready: asyncio.Future[tuple[Client, list[Any]]], closing: asyncio.Event,
+                   link: _Link) -> None:
+        from mcp import Client
+
+        client: Client | None = None
+        try:
+            async with Client(_ObservedTransport(_make_transport(self.spec), link), cache=None) as client:
+                tools: list[Any] = []
+                cursor: str | None = None
+                while True:
+                    page = await client.list_tools(cursor=cursor)
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+                if not ready.done():
+                    ready.set_result((client, tools))
+                await closing.wait()
+        except asyncio.CancelledError:
+            if not ready.done():
+                ready.cancel()
+            raise
+        except BaseException as exc:  # reported to `open`'s caller; the owner task ends quietly
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
+                log.debug("MCP server %s: connection ended: %r", self.name, exc)
+        finally:
+            # This owner's connection is over; a newer one (after a reconnect) is left alone.
+            link.eof = True
+            if client is not None and self.client is client:
+                self.client = None
+
+    async def close(self) -> None:
+        """End the connection (stops a stdio server process); bounded, never raises."""
+        owner, closing = self._owner, self._closing
+        self._owner = self._closing = None
+        self.client = None
+        if owner is None or closing is None:
+            return
+        closing.set()
+        done, _ = await asyncio.wait({owner}, timeout=_CLOSE_GRACE)
+        if not done:
+            owner.cancel()
+            await asyncio.wait({owner}, timeout=_CLOSE_GRACE)
+        elif not owner.cancelled() and owner.exception() is not None:
+            log.debug("MCP server %s: close: %r", self.name, owner.exception())
+
+
+def _as_spec(spec: ServerSpec | Any) -> McpServerConfig | InProcessServer:
+    """Normalise a server entry: config, mapping (validated as config), or an in-process object."""
+    if isinstance(spec, (McpServerConfig, InProcessServer)):
+        return spec
+    if isinstance(spec, Mapping):
+        return McpServerConfig.model_validate(dict(spec))
+    return InProcessServer(spec)
+
+
+def _describe_exc(exc: BaseException) -> str:
+    """A one-line reason, unwrapping exception groups to their first leaf."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class McpGateway:
+    """Tool name -> server catalog over MCP servers; `call` turns every failure into a §14.4 name.
+
+    Use as `async with McpGateway(servers) as gw:` or call `start()` / `aclose()`.
+    `catalog` maps tool names to `ToolInfo`; `unreachable_servers` maps the servers that could
+    not be started to the reason (their tools are absent from the catalog).
+    """
+
+    def __init__(self, servers: Mapping[str, ServerSpec | Any], *, timeout: float = 30.0,
+                 on_invoked: OnInvoked | None = None, connect_timeout: float = 10.0) -> None:
+        self.timeout = timeout
+        self.on_invoked = on_invoked
+        self.connect_timeout = connect_timeout
+        self.catalog: dict[str, ToolInfo] = {}
+        self.unreachable_servers: dict[str, str] = {}
+        self._conns = {name: _Connection(name, _as_spec(spec), connect_timeout) for name, spec in servers.items()}
+
+    async def start(self) -> None:
+        """Connect every server (concurrently) and build the catalog.
+
+        A server that cannot start is recorded in `unreachable_servers`; a tool name listed by
+        two servers raises `GatewayConfigError` naming both (after closing what was opened).
+        """
+        names = list(self._conns)
+        results = await asyncio.gather(*(self._conns[n].open() for n in names), return_exceptions=True)
+        catalog: dict[str, ToolInfo] = {}
+        clash: list[str] = []
+        for name, result in zip(names, results):
+            if isinstance(result, asyncio.CancelledError):
+                raise result
+            if isinstance(result, BaseException):
+                reason = _describe_exc(result) if not isinstance(result, TimeoutError) else (
+                    f"no answer within {self.connect_timeout:g} s")
+                self.unreachable_servers[name] = reason
+                self._conns[name].last_error = reason
+                log.warning("MCP server %s unreachable: %s", name, reason)
+                continue
+            for tool in result:
+                if tool.name in catalog:
+                    clash.append(f"tool {tool.name!r} is served by both {catalog[tool.name].server!r} and {name!r}")
+                    continue
+                catalog[tool.name] = ToolInfo(name=tool.name, title=tool.title, description=tool.description,
+                                              input_schema=dict(tool.input_schema), server=name)
+        if clash:
+            await self.aclose()
+            raise GatewayConfigError("; ".join(clash))
+        self.catalog = catalog
+
+    async def call(self, tool: str, args: dict[str, Any], *, timeout: float | None = None) -> CallOutcome:
+        """Call `tool`; never raises for a tool failure (the outcome's `error` names it)."""
+        info = self.catalog.get(tool)
+        if info is None:
+            if self.unreachable_servers:
+                down = ", ".join(sorted(self.unreachable_servers))
+                return CallOutcome(None, "TOOL_UNREACHABLE", f"tool {tool!r} is not available: server(s) {down} unreachable")
+            return CallOutcome(None, "UNKNOWN_TOOL", f"no tool {tool!r} in the catalog")
+        conn = self._conns[info.server]
+        if not conn.alive:
+            try:
+                await conn.open()
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # includes connect timeouts and exception groups
+                reason = _describe_exc(exc) if not isinstance(exc, TimeoutError) else "no answer while connecting"
+                return CallOutcome(None, "TOOL_UNREACHABLE", f"server {info.server!r} unreachable: {reason}", info.server)
+        client = conn.client
+        assert client is not None
+        emit = None if isinstance(conn.spec, InProcessServer) and conn.spec.reports_invocations else self.on_invoked
+        record = _CallRecord(tool, args, emit)
+        limit = self.timeout if timeout is None else timeout
+        token = _CALL.set(record)
+        try:
+            return await self._send(conn, client, record, limit)
+        finally:
+            _CALL.reset(token)
+
+    async def _send(self, conn: _Connection, client: Client, record: _CallRecord, limit: float) -> CallOutcome:
+        """One `tools/call` under the timeout, classified."""
+        import anyio
+        from mcp import MCPError
+
+        server = conn.name
+        try:
+            with anyio.fail_after(limit):
+                result = await client.call_tool(record.tool, record.args, read_timeout_seconds=limit)
+        except MCPError as exc:
+            if exc.code == _JSONRPC_REQUEST_TIMEOUT and record.sent:
+                return self._failed(conn, "TOOL_TIMEOUT", f"no answer within {limit:g} s")
+            if exc.code == _JSONRPC_CONNECTION_CLOSED:
+                # The SDK's transports resolve a request whose answer can never come with this
+                # code (stdio EOF, an HTTP stream that broke); §14.4 treats an RPC error and an
+                # I/O error alike (failed read, uncertain write), so a server's own -32000 loses
+                # only its name here.
+                return self._transport_failure(conn, record, exc)
+            name = "MCP_INVALID_PARAMS" if exc.code == _JSONRPC_INVALID_PARAMS else "MCP_RPC_ERROR"
+            return CallOutcome(None, name, f"JSON-RPC error {exc.code}: {exc.message}", server)
+        except TimeoutError:
+            return self._failed(conn, "TOOL_TIMEOUT", f"no answer within {limit:g} s")
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError) as exc:
+            return self._transport_failure(conn, record, exc)
+        except Exception as exc:
+            if record.callback_error is not None:
+                raise record.callback_error from None
+            return CallOutcome(None, "TOOL_ERROR", f"tool call failed: {_describe_exc(exc)}", server)
+        if record.callback_error is not None:
+            raise record.callback_error
+        text = content_text(result)
+        if result.is_error:
+            return CallOutcome(response_json(result), "MCP_TOOL_ERROR", text or "the tool reported an error", server)
+        return CallOutcome(response_json(result), None, text, server)
+
+    def _transport_failure(self, conn: _Connection, record: _CallRecord, exc: BaseException) -> CallOutcome:
+        """A refused write never reached the server; a connection lost after it did is I/O."""
+        if record.refused or not record.sent:
+            return self._failed(conn, "TOOL_UNREACHABLE", f"server {conn.name!r} unreachable: the request could not be sent")
+        return self._failed(conn, "TOOL_IO_ERROR", f"connection to {conn.name!r} lost during the call")
+
+    @staticmethod
+    def _failed(conn: _Connection, name: str, message: str) -> CallOutcome:
+        # The session may be half-broken (a late answer, a dead pipe): reopen before the next call.
+        conn.suspect = True
+        return CallOutcome(None, name, message, conn.name)
+
+    async def aclose(self) -> None:
+        """Close every connection (stopping stdio server processes)."""
+        await asyncio.gather(*(c.close() for c in self._conns.values()))
+
+    async def __aenter__(self) -> McpGateway:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()

@@ -1,0 +1,53 @@
+"""What one tool call produced, and how an MCP tool result becomes the spec's "response JSON"."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """A catalog entry: one tool as its server lists it, and which server that is."""
+
+    name: str
+    title: str | None
+    description: str | None
+    input_schema: dict[str, Any]
+    server: str
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """The result of `McpGateway.call`.
+
+    `response` is the response JSON (decision 10) when the server answered (also for an
+    `MCP_TOOL_ERROR` result), else None. `error` is None on success, else an error name of
+    `skillc.runtime.errors` (§14.4). `message` is human text: the tool's own text, or why it failed.
+    """
+
+    response: Any
+    error: str | None
+    message: str
+    server: str | None = field(default=None, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when the tool answered and did not flag its result as an error."""
+        return self.error is None
+
+
+def content_text(result: Any) -> str:
+    """The text blocks of an MCP `CallToolResult`, joined by newlines."""
+    return "\n".join(block.text for block in result.content or () if getattr(block, "type", None) == "text")
+
+
+def response_json(result: Any) -> Any:
+    """Decision 10: `structured_content`, else the text parsed as JSON, else `{"text": text}`."""
+    if result.structured_content is not None:
+        return result.structured_content
+    text = content_text(result)
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"text": text}
