@@ -1,0 +1,160 @@
+"""Load a compiled studio: the validator modules and agent graph templates `skillc compile` wrote.
+
+The runtime never imports the compiler: modules are imported from their files with importlib
+(each under a unique module name, so two loaded versions of a skill never collide), graph
+templates are node-link JSON read with networkx. `CompiledStudio.refresh()` runs every turn: it
+re-reads manifest.json and re-imports only the modules whose hash changed. With a `source`
+(compile-on-load, needs the compiler extra) it first rebuilds the directory incrementally, so a
+turn costs one hash comparison per unchanged skill.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import itertools
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import networkx as nx
+
+MANIFEST = "manifest.json"
+_counter = itertools.count()
+
+
+class CompiledStudioError(RuntimeError):
+    """The compiled directory is missing, unreadable, or a module in it fails to import."""
+
+
+@dataclass(frozen=True)
+class AgentTemplate:
+    """One agent: its profile, its loadable skills and task-graph template (§7, §15)."""
+
+    agent_code: str
+    agent_name: str
+    identity_desc: str
+    mission_desc: str
+    boundary_desc: str
+    style_desc: str
+    principle_desc: str
+    skills: tuple[str, ...]
+    graph: nx.DiGraph
+    delegation_catalog: tuple[str, ...]
+
+
+def _import(path: Path, key: str) -> ModuleType:
+    name = f"skillc_compiled_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise CompiledStudioError(f"cannot import the module of skill {key!r} from {path}")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # a broken or hand-edited file: say which skill
+        raise CompiledStudioError(f"the module of skill {key!r} ({path}) fails to import: {exc}") from exc
+    return module
+
+
+def _agent(code: str, data: dict[str, Any]) -> AgentTemplate:
+    g = nx.node_link_graph(data, directed=True, multigraph=False, edges="edges")
+    attrs = g.graph
+    return AgentTemplate(
+        agent_code=code,
+        agent_name=attrs.get("agent_name", ""),
+        identity_desc=attrs.get("identity_desc", ""),
+        mission_desc=attrs.get("mission_desc", ""),
+        boundary_desc=attrs.get("boundary_desc", ""),
+        style_desc=attrs.get("style_desc", ""),
+        principle_desc=attrs.get("principle_desc", ""),
+        skills=tuple(sorted(g.nodes)),
+        graph=g,
+        delegation_catalog=tuple(attrs.get("delegation_catalog", ())),
+    )
+
+
+@dataclass
+class CompiledStudio:
+    """The loaded form of a compiled directory; `refresh()` keeps it current."""
+
+    out_dir: Path
+    source: str | os.PathLike[str] | None = None
+    manifest: dict[str, Any] = field(default_factory=dict)
+    skills: dict[str, ModuleType] = field(default_factory=dict)
+    agents: dict[str, AgentTemplate] = field(default_factory=dict)
+    rejected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    _module_sha: dict[str, str] = field(default_factory=dict, repr=False)
+    _graph_sha: dict[str, str] = field(default_factory=dict, repr=False)
+    _manifest_stamp: tuple[int, int, int] | None = field(default=None, repr=False)
+
+    def refresh(self) -> bool:
+        """Re-read the manifest (after rebuilding from `source`, when set); re-import changed
+        modules and graphs only. Returns True when anything changed."""
+        if self.source is not None:
+            from skillc.compiler.build import compile_studio  # compile-on-load: compiler extra
+
+            compile_studio(self.source, self.out_dir)
+        path = self.out_dir / MANIFEST
+        try:
+            st = path.stat()
+        except OSError as exc:
+            raise CompiledStudioError(f"no compiled studio in {self.out_dir} (run `skillc compile`)") from exc
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if stamp == self._manifest_stamp:
+            return False
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise CompiledStudioError(f"{path} is not valid JSON: {exc}") from exc
+        changed = self._apply(manifest)
+        self._manifest_stamp = stamp
+        return changed
+
+    def _apply(self, manifest: dict[str, Any]) -> bool:
+        changed = False
+        skills: dict[str, ModuleType] = {}
+        shas: dict[str, str] = {}
+        rejected: dict[str, list[dict[str, Any]]] = {}
+        for key, entry in sorted(manifest.get("skills", {}).items()):
+            if entry.get("status") != "ok" or not entry.get("module"):
+                rejected[key] = [
+                    {"code": d.get("code"), "message": d.get("message")}
+                    for d in entry.get("diagnostics", [])
+                    if d.get("severity", "error") == "error"
+                ]
+                continue
+            sha = entry.get("module_sha256") or ""
+            if key in self.skills and self._module_sha.get(key) == sha:
+                skills[key] = self.skills[key]
+            else:
+                file = self.out_dir / entry["module"]
+                if sha and hashlib.sha256(file.read_bytes()).hexdigest() != sha:
+                    raise CompiledStudioError(f"{file} does not match the manifest (edited by hand? run `skillc compile`)")
+                skills[key] = _import(file, key)
+                changed = True
+            shas[key] = sha
+        agents: dict[str, AgentTemplate] = {}
+        graph_shas: dict[str, str] = {}
+        for code, entry in sorted(manifest.get("agents", {}).items()):
+            sha = entry.get("graph_sha256") or ""
+            if code in self.agents and self._graph_sha.get(code) == sha:
+                agents[code] = self.agents[code]
+            else:
+                data = json.loads((self.out_dir / entry["graph"]).read_text(encoding="utf-8"))
+                agents[code] = _agent(code, data)
+                changed = True
+            graph_shas[code] = sha
+        changed = changed or set(skills) != set(self.skills) or set(agents) != set(self.agents) or rejected != self.rejected
+        self.manifest, self.skills, self.agents, self.rejected = manifest, skills, agents, rejected
+        self._module_sha, self._graph_sha = shas, graph_shas
+        return changed
+
+
+def load_compiled(out_dir: str | os.PathLike[str], *, source: str | os.PathLike[str] | None = None) -> CompiledStudio:
+    """Load a directory written by `skillc compile`. With `source` (compile-on-load), the
+    directory is first rebuilt from that studio source, and again on every `refresh()`."""
+    studio = CompiledStudio(out_dir=Path(out_dir), source=source)
+    studio.refresh()
+    return studio
