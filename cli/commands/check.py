@@ -1,0 +1,60 @@
+"""`skillc check [SOURCE]`: parse and validate a studio, print diagnostics like a compiler."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+HELP = "validate a studio's skill contracts and print diagnostics"
+DESCRIPTION = """\
+Parse and validate every ACTIVE skill of a studio (a directory with agents/ and skills/, or a
+SQLite file with the four studio tables). Diagnostics print as file:line:col with a caret excerpt;
+positions are inside each skill's contract text.
+
+exit status: 0 clean or warnings only, 1 errors (some skill does not load), 2 bad invocation or
+unreadable source."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `skillc check`."""
+    parser.add_argument("source", nargs="?", default="examples/studio", help="studio directory or SQLite file (default: examples/studio)")
+    parser.add_argument("--format", choices=("human", "json"), default="human", help="output format (default: human)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the studio at args.source; returns the exit status."""
+    from skillc.compiler.diagnostics import count, render
+    from skillc.compiler.frontend import check_studio
+    from skillc.compiler.sources import SourceError, load_studio
+
+    try:
+        studio = load_studio(args.source)
+    except SourceError as exc:
+        print(f"skillc check: error: {exc}", file=sys.stderr)
+        return 2
+    result = check_studio(studio)
+    totals = count(result.diagnostics)
+    loaded, rejected = sorted(result.contracts), sorted(result.rejected)
+    if args.format == "json":
+        doc = {
+            "source": str(args.source),
+            "agents": [a.agent_code for a in studio.agents],
+            "loaded": loaded,
+            "rejected": rejected,
+            "summary": {"skills": len(loaded) + len(rejected), **{f"{k}s": v for k, v in totals.items()}},
+            "diagnostics": [d.model_dump() for d in result.diagnostics],
+        }
+        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for d in result.diagnostics:
+            print(render(d))
+        parts = [f"{totals['error']} error{'s' * (totals['error'] != 1)}", f"{totals['warning']} warning{'s' * (totals['warning'] != 1)}"]
+        if totals["note"]:
+            parts.append(f"{totals['note']} note{'s' * (totals['note'] != 1)}")
+        line = (f"checked {len(loaded) + len(rejected)} skills of {len(studio.agents)} agents in {args.source}: "
+                f"{len(loaded)} loaded, {len(rejected)} rejected; {', '.join(parts)}")
+        if rejected:
+            line += f"\nrejected: {', '.join(rejected)}"
+        print(line)
+    return 1 if totals["error"] else 0

@@ -1,0 +1,280 @@
+"""Studio sources (§1.1, DESIGN "Skill sources"): a directory, a SQLite database, an inline mapping.
+
+Each yields an `ir.Studio` with bindings resolved: only `status=ACTIVE` agents and skills and
+`enabled_flag=1` bindings load. An agent's binding to a skill that is not ACTIVE is dropped; a
+binding to a key that does not exist at all is kept so the front end can warn about it (SC301).
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skillc.compiler import ir
+
+AGENT_FIELDS = ("agent_code", "agent_name", "identity_desc", "mission_desc", "boundary_desc", "style_desc", "principle_desc", "status")
+SKILL_FIELDS = ("skill_key", "skill_name", "semantic_desc", "skill_manual", "skill_contract", "status")
+
+SCHEMA_SQL = """
+CREATE TABLE agent_profile (
+    id INTEGER PRIMARY KEY,
+    agent_code TEXT NOT NULL UNIQUE,
+    agent_name TEXT NOT NULL DEFAULT '',
+    identity_desc TEXT NOT NULL DEFAULT '',
+    mission_desc TEXT NOT NULL DEFAULT '',
+    boundary_desc TEXT NOT NULL DEFAULT '',
+    style_desc TEXT NOT NULL DEFAULT '',
+    principle_desc TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT 'ACTIVE'
+);
+CREATE TABLE skill_profile (
+    id INTEGER PRIMARY KEY,
+    skill_key TEXT NOT NULL UNIQUE,
+    skill_name TEXT NOT NULL DEFAULT '',
+    semantic_desc TEXT NOT NULL DEFAULT '',
+    skill_manual TEXT NOT NULL DEFAULT '',
+    skill_contract TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT 'ACTIVE'
+);
+CREATE TABLE agent_skill_binding (
+    id INTEGER PRIMARY KEY,
+    agent_id INTEGER NOT NULL REFERENCES agent_profile(id),
+    skill_id INTEGER NOT NULL REFERENCES skill_profile(id),
+    enabled_flag INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE skill_tool_binding (
+    id INTEGER PRIMARY KEY,
+    skill_id INTEGER NOT NULL REFERENCES skill_profile(id),
+    tool_name TEXT NOT NULL,
+    enabled_flag INTEGER NOT NULL DEFAULT 1
+);
+"""
+
+
+class SourceError(Exception):
+    """A studio source that cannot be read at all (missing, unreadable, malformed)."""
+
+
+def _active(status: Any) -> bool:
+    return status == "ACTIVE"
+
+
+def _finish(agents: list[ir.AgentProfile], skills: list[ir.SkillProfile], all_keys: set[str], origin: str) -> ir.Studio:
+    """Keep ACTIVE records; drop agent bindings to skills that exist but are not ACTIVE."""
+    active = [s for s in skills if _active(s.status)]
+    active_keys = {s.skill_key for s in active}
+    inactive = all_keys - active_keys
+    kept = []
+    for a in agents:
+        if _active(a.status):
+            kept.append(a.model_copy(update={"skills": [k for k in a.skills if k not in inactive]}))
+    return ir.Studio(agents=kept, skills=active, origin=origin)
+
+
+def _str_fields(data: dict[str, Any], fields: tuple[str, ...], where: str) -> dict[str, str]:
+    out = {}
+    for f in fields:
+        v = data.get(f)
+        if v is None:
+            continue
+        if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+            raise SourceError(f"{where}: {f} must be text, found {type(v).__name__}")
+        out[f] = str(v)
+    return out
+
+
+def _str_list(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise SourceError(f"{where} must be a list of names")
+    return list(value)
+
+
+# ---------------------------------------------------------------- directory
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise SourceError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SourceError(f"{path}: expected a mapping of fields")
+    return data
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SourceError(f"{path}: cannot read: {exc}") from None
+
+
+def _load_directory(root: Path) -> ir.Studio:
+    agents: list[ir.AgentProfile] = []
+    skills: list[ir.SkillProfile] = []
+    skills_dir = root / "skills"
+    agents_dir = root / "agents"
+    if not skills_dir.is_dir() and not agents_dir.is_dir():
+        raise SourceError(f"{root}: not a studio directory (expected agents/ and skills/)")
+    if skills_dir.is_dir():
+        for d in sorted(p for p in skills_dir.iterdir() if p.is_dir()):
+            meta_path = d / "skill.yaml"
+            if not meta_path.exists():
+                continue  # a stray folder, not a skill
+            meta = _read_yaml(meta_path)
+            contract_path = d / "contract.jsonc"
+            fields = _str_fields(meta, SKILL_FIELDS, str(meta_path))
+            fields["skill_key"] = d.name
+            skills.append(ir.SkillProfile(
+                **fields,
+                skill_manual=_read_text(d / "manual.md") or fields.get("skill_manual", ""),
+                skill_contract=_read_text(contract_path),
+                tool_names=_str_list(meta.get("tools"), f"{meta_path}: tools"),
+                source=ir.SourceRef(origin=str(meta_path), contract_file=str(contract_path)),
+            ))
+    if agents_dir.is_dir():
+        for f in sorted(agents_dir.glob("*.yaml")):
+            data = _read_yaml(f)
+            fields = _str_fields(data, AGENT_FIELDS, str(f))
+            fields.setdefault("agent_code", f.stem)
+            agents.append(ir.AgentProfile(**fields, skills=_str_list(data.get("skills"), f"{f}: skills"), source=ir.SourceRef(origin=str(f))))
+    return _finish(agents, skills, {s.skill_key for s in skills}, str(root))
+
+
+# ---------------------------------------------------------------- SQLite
+
+
+def _load_sqlite(path: Path) -> ir.Studio:
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise SourceError(f"{path}: cannot open as SQLite: {exc}") from None
+    con.row_factory = sqlite3.Row
+    try:
+        try:
+            agent_rows = con.execute("SELECT * FROM agent_profile ORDER BY id").fetchall()
+            skill_rows = con.execute("SELECT * FROM skill_profile ORDER BY id").fetchall()
+            ask = con.execute("SELECT agent_id, skill_id FROM agent_skill_binding WHERE enabled_flag = 1 ORDER BY id").fetchall()
+            stb = con.execute("SELECT skill_id, tool_name FROM skill_tool_binding WHERE enabled_flag = 1 ORDER BY id").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise SourceError(f"{path}: not a studio database ({exc}); expected tables agent_profile, skill_profile, agent_skill_binding, skill_tool_binding") from None
+    finally:
+        con.close()
+    tools: dict[int, list[str]] = {}
+    for r in stb:
+        tools.setdefault(r["skill_id"], []).append(r["tool_name"])
+    key_of: dict[int, str] = {}
+    skills = []
+    for r in skill_rows:
+        row = {k: r[k] for k in r.keys()}
+        fields = {f: "" if row.get(f) is None else str(row[f]) for f in SKILL_FIELDS if f in row}
+        if not fields.get("skill_key"):
+            raise SourceError(f"{path}: skill_profile row id={row.get('id')} has no skill_key")
+        key_of[row["id"]] = fields["skill_key"]
+        label = f"{path}#{fields['skill_key']}"
+        skills.append(ir.SkillProfile(**fields, tool_names=tools.get(row["id"], []), source=ir.SourceRef(origin=f"{path}#skill_profile/{row['id']}", contract_file=label)))
+    bound: dict[int, list[str]] = {}
+    for r in ask:
+        if r["skill_id"] in key_of:
+            bound.setdefault(r["agent_id"], []).append(key_of[r["skill_id"]])
+    agents = []
+    for r in agent_rows:
+        row = {k: r[k] for k in r.keys()}
+        fields = {f: "" if row.get(f) is None else str(row[f]) for f in AGENT_FIELDS if f in row}
+        agents.append(ir.AgentProfile(**fields, skills=bound.get(row["id"], []), source=ir.SourceRef(origin=f"{path}#agent_profile/{row['id']}")))
+    return _finish(agents, skills, set(key_of.values()), str(path))
+
+
+def write_studio_sqlite(studio: ir.Studio, path: str | os.PathLike[str]) -> None:
+    """Create a SQLite file holding `studio` in the four tables of §1.1 (replacing any file there)."""
+    p = Path(path)
+    if p.exists():
+        p.unlink()
+    con = sqlite3.connect(p)
+    try:
+        con.executescript(SCHEMA_SQL)
+        skill_ids: dict[str, int] = {}
+        for s in studio.skills:
+            cur = con.execute(
+                "INSERT INTO skill_profile (skill_key, skill_name, semantic_desc, skill_manual, skill_contract, status) VALUES (?, ?, ?, ?, ?, ?)",
+                (s.skill_key, s.skill_name, s.semantic_desc, s.skill_manual, s.skill_contract, s.status),
+            )
+            skill_ids[s.skill_key] = int(cur.lastrowid or 0)
+            con.executemany("INSERT INTO skill_tool_binding (skill_id, tool_name, enabled_flag) VALUES (?, ?, 1)", [(cur.lastrowid, t) for t in s.tool_names])
+        for a in studio.agents:
+            cur = con.execute(
+                "INSERT INTO agent_profile (agent_code, agent_name, identity_desc, mission_desc, boundary_desc, style_desc, principle_desc, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (a.agent_code, a.agent_name, a.identity_desc, a.mission_desc, a.boundary_desc, a.style_desc, a.principle_desc, a.status),
+            )
+            con.executemany(
+                "INSERT INTO agent_skill_binding (agent_id, skill_id, enabled_flag) VALUES (?, ?, 1)",
+                [(cur.lastrowid, skill_ids[k]) for k in a.skills if k in skill_ids],
+            )
+        con.commit()
+    finally:
+        con.close()
+
+
+# ---------------------------------------------------------------- inline mapping and dispatch
+
+
+def studio_from_mapping(data: dict[str, Any], *, origin: str) -> ir.Studio:
+    """A studio from the scenario format's inline `studio:` (conformance/FORMAT.md).
+
+    Agents carry `skills: [skill_key, ...]`, skills carry `tools:` (toolNames) and `contract:`
+    (the skill_contract text; `skill_contract:` is accepted too). Positions in diagnostics refer
+    to the contract text, labelled `<origin>#<skill_key>`.
+    """
+    if not isinstance(data, dict):
+        raise SourceError(f"{origin}: studio must be a mapping with agents and skills")
+    raw_skills = data.get("skills") or []
+    raw_agents = data.get("agents") or []
+    if not isinstance(raw_skills, list) or not isinstance(raw_agents, list):
+        raise SourceError(f"{origin}: studio.agents and studio.skills must be lists")
+    skills = []
+    for i, s in enumerate(raw_skills):
+        where = f"{origin}: studio.skills[{i}]"
+        if not isinstance(s, dict) or not s.get("skill_key"):
+            raise SourceError(f"{where}: a skill needs a skill_key")
+        fields = _str_fields(s, SKILL_FIELDS, where)
+        contract = s.get("contract", s.get("skill_contract", ""))
+        if not isinstance(contract, str):
+            raise SourceError(f"{where}: contract must be the contract's text (a YAML block string)")
+        fields["skill_contract"] = contract
+        skills.append(ir.SkillProfile(**fields, tool_names=_str_list(s.get("tools"), f"{where}.tools"),
+                                      source=ir.SourceRef(origin=where, contract_file=f"{origin}#{fields['skill_key']}")))
+    agents = []
+    for i, a in enumerate(raw_agents):
+        where = f"{origin}: studio.agents[{i}]"
+        if not isinstance(a, dict) or not a.get("agent_code"):
+            raise SourceError(f"{where}: an agent needs an agent_code")
+        agents.append(ir.AgentProfile(**_str_fields(a, AGENT_FIELDS, where), skills=_str_list(a.get("skills"), f"{where}.skills"), source=ir.SourceRef(origin=where)))
+    return _finish(agents, skills, {s.skill_key for s in skills}, origin)
+
+
+def load_studio(source: str | os.PathLike[str]) -> ir.Studio:
+    """Read a studio from a directory (agents/, skills/) or a SQLite file; SourceError if unreadable."""
+    p = Path(source)
+    if p.is_dir():
+        return _load_directory(p)
+    if not p.exists():
+        raise SourceError(f"{p}: no such file or directory")
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise SourceError(f"{p}: cannot read: {exc.strerror}") from None
+    if head != b"SQLite format 3\x00":
+        raise SourceError(f"{p}: not a studio directory or SQLite database")
+    return _load_sqlite(p)
