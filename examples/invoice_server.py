@@ -145,7 +145,8 @@ def build_server(db_path: str | None = None) -> MCPServer:
         items = items_of(orderNo)
         return ok({"orderNo": orderNo, "status": row["status"], "buyerName": row["buyer_name"],
                    "buyer": {"name": row["buyer_name"], "taxNo": row["buyer_tax_no"]},
-                   "items": items, "total": sum(i["amount"] for i in items)})
+                   "items": items, "total": sum(i["amount"] for i in items)},
+                  "ok" if row["status"] == "OPEN" else f"order {orderNo} is {row['status']}")
 
     @server.tool(title="Issue an invoice")
     async def inv_invoice_issue(orderNo: str, orderInfo: OrderInfo, lines: list[InvoiceLine],
