@@ -1,0 +1,315 @@
+"""The tool-call chain (§13): small steps run by a plain loop, then the call and its settlement.
+
+ArgPolicy -> ArgBinding -> ParamContract -> Fingerprint -> WriteGate -> call -> ResponseContract
+-> Evidence -> Fingerprint count. A step returns None to continue or a CallResult to stop; a
+rejection before the call registers no evidence.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from skillc.runtime import support as rt
+from skillc.runtime.context import NodeContext
+from skillc.runtime.errors import code_of
+from skillc.runtime.gate import approval_needed, approval_summary, idempotency_key
+from skillc.runtime.state import Evidence, NodeState, PendingApproval
+from skillc.runtime.trace import mask_args
+
+if TYPE_CHECKING:
+    from skillc.runtime.engine import Env
+
+# §14.4: which call failures leave a write's outcome uncertain.
+UNCERTAIN = frozenset({"TOOL_TIMEOUT", "TOOL_IO_ERROR", "MCP_RPC_ERROR", "TOOL_ERROR"})
+MAX_DATA_CHARS = 4000
+
+
+@dataclass
+class CallResult:
+    """What one tool call (business or builtin) came to: the trace fields and the observation."""
+
+    ok: bool
+    error: str | None = None
+    code: Any = None
+    message: str = ""
+    next: str | None = None
+    evidence: str | None = None
+    status: str | None = None
+    business_ok: bool | None = None
+    empty: bool | None = None
+    replayed: bool = False
+    data: Any = None
+    args: Any = None
+    effect: str | None = None  # suspend | finish | fail | delegate | uncertain
+    settled: dict[str, Any] | None = None  # a write.settled event to emit after tool.call
+
+    def __post_init__(self) -> None:
+        if self.error and self.code is None:
+            self.code = code_of(self.error)
+
+    def observation(self) -> str:
+        """Compact JSON the model sees: code, name, message and the next-step hint."""
+        obs: dict[str, Any] = {"ok": self.ok}
+        if self.error:
+            obs.update(name=self.error, code=self.code)
+        if self.message:
+            obs["message"] = self.message
+        if self.next:
+            obs["next"] = self.next
+        if self.evidence:
+            obs["evidence"] = self.evidence
+        if self.replayed:
+            obs["replayed"] = True
+        if self.empty:
+            obs["empty"] = True
+        if self.data is not None:
+            obs["data"] = self.data
+        text = json.dumps(obs, ensure_ascii=False, default=str)
+        if len(text) > MAX_DATA_CHARS:
+            obs["data"] = json.dumps(self.data, ensure_ascii=False, default=str)[:MAX_DATA_CHARS] + "…"
+            text = json.dumps(obs, ensure_ascii=False, default=str)
+        return text
+
+
+def reject(error: str, message: str, next_hint: str | None = None, args: Any = None, effect: str | None = None) -> CallResult:
+    """A refusal before the call."""
+    return CallResult(ok=False, error=error, message=message, next=next_hint, args=args, effect=effect)
+
+
+@dataclass
+class Call:
+    """One business call travelling through the chain."""
+
+    env: "Env"
+    node: NodeState
+    tool: str
+    raw: Any
+    approved: bool = False
+    args: dict[str, Any] = field(default_factory=dict)
+    meta: rt.ToolMeta | None = None
+    bound: dict[str, str] = field(default_factory=dict)
+    ctx: NodeContext | None = None
+    sig: str = ""
+    idem: str | None = None
+
+    def trace_args(self) -> Any:
+        if self.meta is None:
+            return self.args
+        return mask_args(self.args, [a.parts for a in self.meta.args.values() if a.sensitive])
+
+
+# ---------------------------------------------------------------- schema check (ArgPolicy)
+
+_SCHEMAS: dict[str, tuple[str, ...]] = {}
+
+
+def _required_of(schema: dict[str, Any] | None) -> tuple[str, ...]:
+    """The schema's required top-level fields, compiled once per schema text."""
+    if not schema:
+        return ()
+    key = json.dumps(schema, sort_keys=True, default=str)
+    req = _SCHEMAS.get(key)
+    if req is None:
+        raw = schema.get("required") or ()
+        req = tuple(r for r in raw if isinstance(r, str))
+        _SCHEMAS[key] = req
+    return req
+
+
+def step_arg_policy(c: Call) -> CallResult | None:
+    """Arguments must be a JSON object with the schema's required fields (from/const exempt)."""
+    raw = c.raw
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            return reject("ARG_JSON_INVALID", f"arguments are not valid JSON: {exc.msg} at column {exc.colno}",
+                          "send the arguments as one JSON object", args=c.raw)
+    if not isinstance(raw, dict):
+        return reject("ARG_REJECTED", "arguments must be a JSON object", "send the arguments as one JSON object", args=raw)
+    c.args = copy.deepcopy(raw)
+    info = c.env.catalog.get(c.tool)
+    exempt = {a.path.split(".")[0].replace("[]", "") for a in c.meta.args.values() if a.bound} if c.meta else set()
+    missing = [r for r in _required_of(info.input_schema if info else None)
+               if r not in exempt and (r not in c.args or c.args[r] is None)]
+    if missing:
+        return reject("ARG_REJECTED", f"missing required argument(s): {', '.join(missing)}",
+                      "call again with every required argument", args=c.args)
+    return None
+
+
+def step_arg_binding(c: Call) -> CallResult | None:
+    """from/const overwrite the model's values (§5.2)."""
+    if c.meta is not None:
+        c.bound = c.meta.bind(c.args, c.ctx)
+    return None
+
+
+def _label(c: Call, param: str) -> str:
+    meta = c.meta.args.get(param) if c.meta else None
+    return (meta.label if meta and meta.label else param)
+
+
+def step_param_contract(c: Call) -> CallResult | None:
+    """required / sources / enum / missing (§5.3, §5.5)."""
+    if c.meta is None:
+        return None
+    result = c.meta.check(c.args, c.bound, c.ctx)
+    issue = result.issue
+    if issue is None:
+        return None
+    label = issue.label or _label(c, issue.param)
+    args = c.trace_args()
+    if issue.action == "ASK_USER":
+        why = {"missing": f"{label} ({issue.param}) is missing",
+               "enum": f"{label} ({issue.param}) is not one of the allowed values",
+               "provenance": f"{label} ({issue.param}) must come from the user"}[issue.reason]
+        return reject("PARAM_PROVENANCE_ASK_USER", why,
+                      f"call builtin_node_follow_up to ask the user for {label} (expectedFields: [\"{issue.param}\"])", args)
+    if issue.action == "CALL_TOOL":
+        return reject("PARAM_PROVENANCE_CALL_TOOL", f"{label} ({issue.param}) is missing",
+                      f"call {issue.tool} first to look the value up, then call {c.tool} again", args)
+    if issue.action == "FAIL":
+        msg = issue.message or f"{label} ({issue.param}) is missing"
+        return reject("PARAM_PROVENANCE_FAIL", msg, f"call builtin_node_fail with the reason: {msg}", args)
+    return reject("PARAM_PROVENANCE_REJECTED",
+                  f"the value of {label} ({issue.param}) does not come from an allowed source; do not make values up",
+                  "ask the user (builtin_node_follow_up), call a lookup tool first, or fail (builtin_node_fail)", args)
+
+
+def step_fingerprint(c: Call) -> CallResult | None:
+    """The (L+1)-th identical successful call in a row fails the node (DESIGN decision 4)."""
+    c.sig = c.tool + rt.canonical(c.args)
+    if c.approved:
+        return None
+    limit = c.env.settings.fingerprint_limit
+    if c.node.fp_sig == c.sig and c.node.fp_count >= limit:
+        return reject("FINGERPRINT_TRIP", f"{c.tool} was called {c.node.fp_count} times in a row with the same arguments",
+                      None, c.trace_args(), effect="fail")
+    return None
+
+
+def step_write_gate(c: Call) -> CallResult | None:
+    """Idempotency (§14.2) and approval (§14.1) for WRITE tools."""
+    if c.meta is None or c.meta.side_effect != "WRITE":
+        return None
+    env = c.env
+    c.idem = idempotency_key(c.tool, c.meta, c.args)
+    prev = env.evidence.get(env.task.idem.get(c.idem, "")) if env.task else None
+    if prev is not None:
+        if prev.completed:
+            return CallResult(ok=True, evidence=prev.id, status=prev.status, business_ok=prev.business_ok,
+                              empty=prev.empty, replayed=True, data=prev.response, args=c.trace_args(),
+                              message="this write already succeeded; its earlier result is returned, nothing was sent again")
+        if prev.status == "STARTED":
+            return reject("WRITE_IN_FLIGHT", f"the same write ({prev.id}) is in flight", "wait for its outcome", c.trace_args())
+        if prev.status in ("UNKNOWN", "UNKNOWN_PRE_CALL"):
+            return reject("WRITE_PENDING_VERIFY", f"the outcome of the same write ({prev.id}) is not known yet",
+                          "wait until it is verified; do not send it again", c.trace_args())
+    if c.approved or not approval_needed(c.tool, c.meta, env.settings):
+        return None
+    summary = approval_summary(c.meta, c.args)
+    c.node.pending = PendingApproval(tool=c.tool, args=copy.deepcopy(c.args), summary=summary)
+    return reject("APPROVAL_REQUIRED", f"{c.tool} changes data and needs the user's confirmation",
+                  f"call builtin_node_approval with a short summary and toolName \"{c.tool}\"", c.trace_args())
+
+
+BEFORE: tuple[Callable[[Call], CallResult | None], ...] = (
+    step_arg_policy, step_arg_binding, step_param_contract, step_fingerprint, step_write_gate,
+)
+
+
+async def run_chain(env: "Env", node: NodeState, tool: str, raw: Any, *, approved: bool = False) -> CallResult:
+    """Run one business call through the whole chain."""
+    skill = env.skill_module(node.skill)
+    if tool not in skill.SKILL.tool_names:
+        return reject("CATALOG_DENIED", f"{tool} is not callable from this node",
+                      "use only the tools in your catalog", args=raw if isinstance(raw, dict) else None)
+    c = Call(env=env, node=node, tool=tool, raw=raw, approved=approved, meta=skill.TOOLS.get(tool))
+    c.ctx = NodeContext(env, node)
+    if c.meta is not None and c.meta.side_effect == "WRITE" and node.target is None:
+        node.target, node.target_claimed = tool, True  # §10.1 rule 3
+    for step in BEFORE:
+        result = step(c)
+        if result is not None:
+            return result
+    return await invoke(c)
+
+
+async def invoke(c: Call) -> CallResult:
+    """The call itself, then ResponseContract, Evidence and the fingerprint count."""
+    env, node, meta = c.env, c.node, c.meta
+    write = meta is not None and meta.side_effect == "WRITE"
+    ev = Evidence(id="", task=env.task.id if env.task else "", node=node.id, tool=c.tool, args=copy.deepcopy(c.args),
+                  side_effect="WRITE" if write else "NONE", turn=env.session.turn, idem_key=c.idem)
+    if write:
+        env.register_evidence(ev)  # pre-registered and committed before the tool is called
+        env.save()
+    outcome = await env.rt.gateway.call(c.tool, c.args)
+    if not write:
+        env.register_evidence(ev)
+    args = c.trace_args()
+    if outcome.error:
+        ev.status = "UNKNOWN" if write and outcome.error in UNCERTAIN else "FAILED"
+        ev.error = outcome.error
+        node.fp_sig, node.fp_count = None, 0
+        env.put_evidence(ev)
+        node.last_business = ev.id
+        settled = None
+        if write and ev.status == "FAILED":
+            settled = {"evidence": ev.id, "tool": c.tool, "status": "FAILED", "via": "call"}
+        hint = ("the outcome is unknown; it will be verified before anything else" if ev.status == "UNKNOWN"
+                else "the call failed; you may retry later, ask the user, or fail")
+        return CallResult(ok=False, error=outcome.error, message=outcome.message, next=hint, evidence=ev.id,
+                          status=ev.status, args=args, effect="uncertain" if ev.status == "UNKNOWN" else None,
+                          settled=settled)
+    settle_success(env, ev, meta, outcome.response)
+    node.last_business = ev.id
+    if ev.business_ok:
+        if node.fp_sig == c.sig:
+            node.fp_count += 1
+        else:
+            node.fp_sig, node.fp_count = c.sig, 1
+    else:
+        node.fp_sig, node.fp_count = None, 0
+    settled = {"evidence": ev.id, "tool": c.tool, "status": ev.status, "via": "call"} if write else None
+    if not ev.business_ok:
+        j = meta.judge(outcome.response) if meta else None
+        code = j.error_code if j is not None and j.error_code is not None else code_of("TOOL_BUSINESS_FAILED")
+        msg = j.error_message if j is not None and j.error_message is not None else _truncate(outcome.response)
+        return CallResult(ok=False, error="TOOL_BUSINESS_FAILED", code=code, message=str(msg), evidence=ev.id,
+                          status=ev.status, business_ok=False, empty=ev.empty, data=outcome.response, args=args,
+                          next="the business call failed: read the message, correct the request, ask the user or fail",
+                          settled=settled)
+    return CallResult(ok=True, evidence=ev.id, status=ev.status, business_ok=True, empty=ev.empty,
+                      data=outcome.response, args=args, settled=settled)
+
+
+def settle_success(env: "Env", ev: Evidence, meta: rt.ToolMeta | None, response: Any) -> None:
+    """Judge and extract a response that arrived: the evidence becomes SUCCESS (§6)."""
+    ev.status = "SUCCESS"
+    ev.response = response
+    if meta is None:
+        ev.business_ok, ev.empty = True, rt.default_empty(response)
+    else:
+        ev.business_ok = meta.judge(response).business_ok
+        extraction = meta.extract(response, ev.args)
+        ev.empty = extraction.empty
+        if ev.business_ok:
+            ev.values = dict(extraction.values)
+            ev.entities = [dict(e, task=ev.task, evidence=ev.id) for e in extraction.entities]
+            env.session.entities.extend(ev.entities)
+    env.put_evidence(ev)
+
+
+def _truncate(value: Any, limit: int = 500) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def args_digest(args: Any) -> str:
+    """SHA-256 of canonical JSON."""
+    return hashlib.sha256(rt.canonical(args).encode()).hexdigest()

@@ -1,0 +1,71 @@
+"""Completion (§10): a node's target and the five finish checks, in order."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from skillc.runtime.state import OPEN_STATUSES, NodeState
+
+if TYPE_CHECKING:
+    from skillc.runtime.engine import Env
+
+
+def write_tools(module: Any) -> set[str]:
+    """The skill's write tools: sideEffect WRITE in contract.tools and in toolNames (§10.1)."""
+    names = set(module.SKILL.tool_names)
+    return {t for t, m in module.TOOLS.items() if m.side_effect == "WRITE" and t in names}
+
+
+def resolve_target(module: Any, planned: str | None) -> str | None:
+    """§10.1 rules 1 and 2: the plan's target if it is a write tool, else the contract's, else None."""
+    writes = write_tools(module)
+    if planned and planned in writes:
+        return planned
+    target = module.SKILL.target
+    return target if target in writes else None
+
+
+def output_source_ok(spec: Any, source: str) -> bool:
+    """An output's source is legal (§8): never MODEL; within `sources` when configured."""
+    if source == "MODEL":
+        return False
+    return not spec.sources or source in spec.sources
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def finish_check(env: "Env", node: NodeState, output: Any) -> tuple[str, str] | None:
+    """The first failing check of §10.2 as (error name, hint), or None when the node may finish."""
+    if _empty(output) or (isinstance(output, str) and not output.strip()):
+        return "FINISH_MISSING_OUTPUT", "call builtin_node_finish with a non-empty output describing the result"
+    open_writes = [e for e in (env.evidence.get(i) for i in node.evidence) if e and e.status in OPEN_STATUSES]
+    if open_writes:
+        return "FINISH_OPEN_EVIDENCE", f"write {open_writes[0].id} is not settled yet; wait for its verification"
+    module = env.skill_module(node.skill)
+    for name, spec in module.OUTPUTS.items():
+        if not spec.required:
+            continue
+        got = node.outputs.get(name)
+        if got is None or _empty(got["value"]):
+            return "FINISH_OUTPUT_MISSING", f"write the required output {name} with builtin_output_set first"
+        if not output_source_ok(spec, got["source"]):
+            return "FINISH_OUTPUT_SOURCE", f"output {name} has a source that is not allowed; set it again from an allowed source"
+    if node.target:
+        if not target_done(env, node):
+            return "FINISH_NEED_TARGET", f"the goal is the write {node.target}; it has not completed yet"
+    elif not module.OUTPUTS and module.SKILL.tool_names:
+        if not any(e and e.completed for e in (env.evidence.get(i) for i in node.evidence)):
+            return "FINISH_NEED_BUSINESS", "call a business tool before finishing"
+    return None
+
+
+def target_done(env: "Env", node: NodeState) -> bool:
+    """The target tool completed in this node or one of its delegated prerequisite nodes."""
+    nodes = [node] + [env.task.nodes[d["node"]] for d in node.delegations if d["node"] in env.task.nodes]
+    for n in nodes:
+        for eid in n.evidence:
+            ev = env.evidence.get(eid)
+            if ev and ev.tool == node.target and ev.completed:
+                return True
+    return False

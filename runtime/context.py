@@ -1,0 +1,151 @@
+"""What generated decision code may ask of the runtime (support.BindContext), for one node.
+
+Evidence resolution follows §9: this node first, then its upstream nodes nearest first (along
+dependency edges, delegated nodes included); within a node the newest evidence first.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+
+from skillc.runtime import support as rt
+from skillc.runtime.state import Evidence, NodeState
+
+if TYPE_CHECKING:
+    from skillc.runtime.engine import Env
+
+
+def upstream_order(task_nodes: dict[str, NodeState], node: NodeState) -> list[NodeState]:
+    """This node, then its upstream nodes nearest first (breadth-first over deps)."""
+    seen = {node.id}
+    order = [node]
+    frontier = [node]
+    while frontier:
+        nxt = []
+        for n in frontier:
+            for dep in reversed(n.deps):
+                if dep not in seen and dep in task_nodes:
+                    seen.add(dep)
+                    nxt.append(task_nodes[dep])
+        order.extend(nxt)
+        frontier = nxt
+    return order
+
+
+def _scalars(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _scalars(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _scalars(v)
+    else:
+        yield value
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Exact equality, JSON-typed: 3 == 3.0 but 3 != "3" and True != 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+class NodeContext:
+    """The BindContext of one node of one task."""
+
+    def __init__(self, env: "Env", node: NodeState) -> None:
+        self.env = env
+        self.node = node
+        self.platform = env.platform
+        self.inputs = node.inputs
+        self.outputs = {k: v["value"] for k, v in node.outputs.items()}
+        self.shared = env.task.shared if env.task else {}
+        self.session = env.session.values
+
+    # ------------------------------------------------------------ evidence
+
+    def visible_evidence(self) -> Iterator[Evidence]:
+        """Business-successful evidence in §9 order (empty results included)."""
+        nodes = self.env.task.nodes if self.env.task else {self.node.id: self.node}
+        for n in upstream_order(nodes, self.node):
+            for eid in reversed(n.evidence):
+                ev = self.env.evidence.get(eid)
+                if ev is not None and ev.status == "SUCCESS" and ev.business_ok is not False:
+                    yield ev
+
+    def evidence_value(self, key: str, parts: tuple) -> Any:
+        for ev in self.visible_evidence():
+            if key in ev.values:
+                value = rt.get_path(ev.values[key], parts)
+                if value is not rt.MISSING:
+                    return value
+        return rt.MISSING
+
+    def evidence_has(self, value: Any) -> bool:
+        for ev in self.visible_evidence():
+            for sub in ev.values.values():
+                if any(_same(value, s) for s in _scalars(sub)):
+                    return True
+        return False
+
+    # ------------------------------------------------------------ other sources
+
+    def prior(self, entity_type: str, entity_id: str | None, attr: str | None) -> Any:
+        for ent in reversed(self.env.session.entities):
+            if ent["type"] != entity_type:
+                continue
+            if entity_id is not None and str(ent["id"]) != entity_id:
+                continue
+            if attr is None or attr == "displayName":
+                return ent.get("name") if ent.get("name") is not None else rt.MISSING
+            if attr == "id":
+                return ent["id"]
+            return ent.get("attrs", {}).get(attr, rt.MISSING)
+        return rt.MISSING
+
+    def upstream_output(self, parts: tuple) -> Any:
+        nodes = self.env.task.nodes if self.env.task else {}
+        for n in upstream_order(nodes, self.node)[1:]:
+            if n.state != "DONE":
+                continue
+            outputs = {k: v["value"] for k, v in n.outputs.items()}
+            value = rt.get_path(outputs, parts)
+            if value is not rt.MISSING:
+                return value
+        return rt.MISSING
+
+    def user_mentions(self, param: str, value: Any) -> bool:
+        answered = self.node.answered
+        if answered is not None and param in answered.expected_fields:
+            return True
+        needle = rt.normalize_text(value)
+        if len(needle) < 2:
+            return False
+        recent = self.env.session.user_messages[-self.env.settings.user_messages_searched :]
+        return any(needle in rt.normalize_text(m["text"]) for m in recent)
+
+    def _mapping_has(self, mapping: Any, param: str, value: Any) -> bool:
+        parts = tuple(("k", p) for p in param.replace("[]", "").split(".") if p)
+        found = rt.get_path(mapping, parts)
+        if found is rt.MISSING:
+            return False
+        if isinstance(found, list) and not isinstance(value, list):
+            return any(_same(value, f) for f in found)
+        return _same(found, value) or rt.canonical(found) == rt.canonical(value)
+
+    def node_output_has(self, param: str, value: Any) -> bool:
+        return self._mapping_has(self.inputs, param, value) or self._mapping_has(self.outputs, param, value)
+
+    def shared_has(self, param: str, value: Any) -> bool:
+        return self._mapping_has(self.shared, param, value)
+
+    def session_has(self, param: str, value: Any) -> bool:
+        return self._mapping_has(self.session, param, value)
+
+    def prior_has(self, value: Any, ref: tuple | None) -> bool:
+        if ref is not None:
+            found = self.prior(*ref)
+            return found is not rt.MISSING and _same(found, value)
+        return any(_same(ent["id"], value) or str(ent["id"]) == str(value) and not isinstance(value, bool)
+                   for ent in self.env.session.entities)

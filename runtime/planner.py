@@ -1,0 +1,179 @@
+"""Routing, intent and planning (§1.2, §3 mode, §7 providers, §10.1), with the shortcuts that skip
+the model: one loadable agent (no `route`), one loadable skill (no `intent`), one REACT candidate
+(no `plan`: a single node `n1` targeting the contract's target).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from skillc.runtime.completion import resolve_target, write_tools
+from skillc.runtime.model.base import ModelRequest
+from skillc.runtime.prompting import render
+
+if TYPE_CHECKING:
+    from skillc.runtime.engine import Env
+
+
+class PlanningFailed(Exception):
+    """No task graph can be planned: `name` is the error name (e.g. PROVIDER_UNAVAILABLE)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+@dataclass
+class PlannedNode:
+    """One node of a planned task graph."""
+
+    node: str
+    skill: str
+    target: str | None
+    deps: list[str] = field(default_factory=list)
+    kind: str = "main"
+
+
+async def route(env: "Env", message: str) -> tuple[str, str]:
+    """(agent_code, via): `only` when one agent is loadable, else the model chooses by mission."""
+    agents = env.loadable_agents()
+    if not agents:
+        raise PlanningFailed("SKILL_NOT_FOUND", "no agent has a loadable skill")
+    if len(agents) == 1:
+        return agents[0], "only"
+    profiles = [env.rt.studio.agents[a].profile for a in agents]
+    prompt = render("route.j2", agents=[_Obj(p) for p in profiles], message=message)
+    schema = {"type": "object", "properties": {"agent": {"type": "string", "enum": agents}}, "required": ["agent"]}
+    reply = await env.rt.model.complete(ModelRequest("route", [{"role": "user", "content": prompt}], answer_schema=schema))
+    choice = reply.choice.get("agent") if isinstance(reply.choice, dict) else reply.choice
+    if choice not in agents:
+        raise PlanningFailed("SKILL_NOT_FOUND", f"the model routed to an unknown agent {choice!r}")
+    return choice, "model"
+
+
+async def choose_skills(env: "Env", agent: str, message: str) -> list[str]:
+    """Candidate skills: the only one, or the model's choice over the skill catalog."""
+    skills = env.agent_skills(agent)
+    if not skills:
+        raise PlanningFailed("SKILL_NOT_FOUND", f"agent {agent} has no loadable skill")
+    if len(skills) == 1:
+        return skills
+    catalog = [{"key": k, "semantic_desc": env.skill_module(k).SKILL.semantic_desc, "name": env.skill_module(k).SKILL.name}
+               for k in skills]
+    prompt = render("intent.j2", agent=_Obj(env.agent_profile(agent)), skills=catalog, message=message)
+    schema = {"type": "object", "properties": {"skills": {"type": "array", "items": {"type": "string", "enum": skills}}},
+              "required": ["skills"]}
+    reply = await env.rt.model.complete(ModelRequest("intent", [{"role": "user", "content": prompt}], answer_schema=schema))
+    chosen = reply.choice.get("skills") if isinstance(reply.choice, dict) else reply.choice
+    picked = [k for k in (chosen or []) if isinstance(k, str) and k in skills]
+    return list(dict.fromkeys(picked)) or skills[:1]
+
+
+async def plan(env: "Env", agent: str, candidates: list[str], message: str) -> tuple[list[PlannedNode], str]:
+    """The task graph and how it was made (`shortcut`, `model`, `fallback`), providers inserted."""
+    if len(candidates) == 1 and env.skill_module(candidates[0]).SKILL.mode == "REACT":
+        module = env.skill_module(candidates[0])
+        nodes, via = [PlannedNode("n1", candidates[0], resolve_target(module, None))], "shortcut"
+    else:
+        nodes, via = await _model_plan(env, agent, candidates, message)
+    return insert_providers(env, agent, nodes), via
+
+
+async def _model_plan(env: "Env", agent: str, candidates: list[str], message: str) -> tuple[list[PlannedNode], str]:
+    skills = []
+    for k in candidates:
+        m = env.skill_module(k)
+        skills.append({"key": k, "mode": m.SKILL.mode, "semantic_desc": m.SKILL.semantic_desc, "name": m.SKILL.name,
+                       "writes": sorted(write_tools(m)), "manual": m.SKILL.manual})
+    prompt = render("plan.j2", agent=_Obj(env.agent_profile(agent)), skills=skills, message=message)
+    schema = {"type": "object", "required": ["nodes"], "properties": {"nodes": {"type": "array", "items": {
+        "type": "object", "required": ["id", "skill"], "properties": {
+            "id": {"type": "string"}, "skill": {"type": "string", "enum": candidates},
+            "target": {"type": "string"}, "deps": {"type": "array", "items": {"type": "string"}}}}}}}
+    reply = await env.rt.model.complete(ModelRequest("plan", [{"role": "user", "content": prompt}], answer_schema=schema))
+    nodes = validate_plan(env, reply.choice, candidates)
+    if nodes is None:
+        return fallback_plan(env, candidates), "fallback"
+    return nodes, "model"
+
+
+def validate_plan(env: "Env", choice: Any, candidates: list[str]) -> list[PlannedNode] | None:
+    """The model's plan as nodes, or None when it is unusable (unknown skills, bad ids, cycles)."""
+    raw = choice.get("nodes") if isinstance(choice, dict) else None
+    if not isinstance(raw, list) or not raw:
+        return None
+    nodes: list[PlannedNode] = []
+    ids: set[str] = set()
+    for item in raw:
+        if not isinstance(item, dict):
+            return None
+        nid, skill = item.get("id"), item.get("skill")
+        if not isinstance(nid, str) or not nid or nid in ids or skill not in candidates:
+            return None
+        deps = item.get("deps") or []
+        if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+            return None
+        target = item.get("target") if isinstance(item.get("target"), str) else None
+        nodes.append(PlannedNode(nid, skill, resolve_target(env.skill_module(skill), target), list(deps)))
+        ids.add(nid)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(ids)
+    for n in nodes:
+        for d in n.deps:
+            if d not in ids:
+                return None
+            graph.add_edge(d, n.node)
+    if not nx.is_directed_acyclic_graph(graph):
+        return None
+    order = {nid: i for i, nid in enumerate(nx.lexicographical_topological_sort(graph, key=[n.node for n in nodes].index))}
+    return sorted(nodes, key=lambda n: order[n.node])
+
+
+def fallback_plan(env: "Env", candidates: list[str]) -> list[PlannedNode]:
+    """The safe default: one node per candidate, in order, each after the previous."""
+    nodes = []
+    for i, key in enumerate(candidates, 1):
+        deps = [f"n{i - 1}"] if i > 1 else []
+        nodes.append(PlannedNode(f"n{i}", key, resolve_target(env.skill_module(key), None), deps))
+    return nodes
+
+
+def insert_providers(env: "Env", agent: str, nodes: list[PlannedNode]) -> list[PlannedNode]:
+    """§7: a prerequisite node per input with a provider, unless its shared value already exists."""
+    out: list[PlannedNode] = []
+    by_skill = {n.skill: n.node for n in nodes}
+    skills = set(env.agent_skills(agent))
+    counter = 0
+    for n in nodes:
+        for spec in env.skill_module(n.skill).INPUTS.values():
+            provider = spec.provider
+            if not provider:
+                continue
+            if provider == n.skill or provider not in skills:
+                raise PlanningFailed("PROVIDER_UNAVAILABLE",
+                                     f"input {spec.name} of {n.skill} needs provider {provider}, which this agent cannot run")
+            if spec.prefix in ("shared", "session") and env.value_exists(spec.prefix, spec.share_key):
+                continue
+            if provider in by_skill:
+                if by_skill[provider] not in n.deps and by_skill[provider] != n.node:
+                    n.deps.append(by_skill[provider])
+                continue
+            counter += 1
+            pid = f"p{counter}"
+            out.append(PlannedNode(pid, provider, resolve_target(env.skill_module(provider), None), [], "provider"))
+            by_skill[provider] = pid
+            n.deps.append(pid)
+        out.append(n)
+    return out
+
+
+class _Obj:
+    """Attribute access over a mapping, for templates."""
+
+    def __init__(self, data: Any) -> None:
+        self._data = data if isinstance(data, dict) else getattr(data, "__dict__", {})
+
+    def __getattr__(self, name: str) -> Any:
+        return self._data.get(name, "")

@@ -1,0 +1,84 @@
+"""Prompts (Jinja2 templates under runtime/prompts/) and the tool catalog the model sees (§1.3, §4)."""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+
+from skillc.runtime import builtins
+from skillc.runtime import support as rt
+from skillc.runtime.model.base import ToolSpec
+from skillc.runtime.state import NodeState
+
+if TYPE_CHECKING:
+    from skillc.runtime.engine import Env
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("skillc.runtime", "prompts"),
+        autoescape=False,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def render(name: str, **values: Any) -> str:
+    """Render one prompt template."""
+    return _env().get_template(name).render(**values)
+
+
+def arg_rule(a: rt.ArgMeta) -> str:
+    """One line on where an argument's value may come from."""
+    if a.bound:
+        return "filled by the runtime" + (" (platform identity)" if a.platform else "")
+    if not a.sources:
+        return "bound by the runtime only; any value you give is refused"
+    if "MODEL" in a.sources:
+        return "you may fill it"
+    names = {"USER": "the user's words", "EVIDENCE": "a tool result", "NODE_OUTPUT": "the node's inputs/outputs",
+             "SHARED": "shared task values", "SESSION": "session values", "PRIOR_TASK": "an entity of an earlier task"}
+    return "must come from " + " or ".join(names.get(s, s) for s in a.sources if s in names)
+
+
+def node_system_prompt(env: "Env", node: NodeState) -> str:
+    """The node prompt: agent descriptions, manual, catalog, inputs, outputs."""
+    module = env.skill_module(node.skill)
+    tools = []
+    for name in module.SKILL.tool_names:
+        meta = module.TOOLS.get(name)
+        if meta is None:
+            continue
+        tools.append({"name": name, "label": meta.label, "side_effect": meta.side_effect, "confirm": meta.confirm,
+                      "args": [{"path": a.path, "label": a.label, "rule": arg_rule(a)} for a in meta.args.values()]})
+    inputs = [{"name": i.name, "required": i.required, "missing": i.name not in node.inputs,
+               "value": json.dumps(node.inputs.get(i.name), ensure_ascii=False, default=str)}
+              for i in module.INPUTS.values()]
+    outputs = [{"name": o.name, "type": o.type, "fields": list(o.fields), "min_items": o.min_items,
+                "required": o.required, "sources": list(o.sources), "hint": o.hint} for o in module.OUTPUTS.values()]
+    skill = {"key": module.SKILL.key, "name": module.SKILL.name, "manual": module.SKILL.manual}
+    return render("node_system.j2", agent=env.agent_profile(), skill=skill, node=node, tools=tools,
+                  inputs=inputs, outputs=outputs)
+
+
+def step_messages(env: "Env", node: NodeState) -> list[dict[str, Any]]:
+    """The first messages of a node's conversation."""
+    goal = node.objective or env.task.message
+    return [{"role": "system", "content": node_system_prompt(env, node)}, {"role": "user", "content": goal}]
+
+
+def tool_specs(env: "Env", node: NodeState) -> list[ToolSpec]:
+    """Builtins offered now, then the skill's business tools with their MCP schemas."""
+    specs = [builtins.SPECS[n] for n in builtins.offered(env, node)]
+    module = env.skill_module(node.skill)
+    for name in module.SKILL.tool_names:
+        info = env.catalog.get(name)
+        meta = module.TOOLS.get(name)
+        desc = (meta.label if meta and meta.label else None) or (info.title if info and info.title else None) or \
+            (info.description if info else "") or name
+        schema = info.input_schema if info and info.input_schema else {"type": "object"}
+        specs.append(ToolSpec(name, desc, schema))
+    return specs

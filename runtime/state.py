@@ -1,0 +1,159 @@
+"""The runtime's state: sessions, tasks, nodes, evidence and entities, as plain dataclasses.
+
+Every record round-trips through `to_doc`/`from_doc` (JSON documents in the store), so a session
+resumes in a new process exactly where it stopped.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# Evidence statuses (§10.2, §14): a write is STARTED before the call; after a restart a STARTED
+# write is UNKNOWN_PRE_CALL; a call failure of a write is UNKNOWN (uncertain) or FAILED.
+OPEN_STATUSES = ("STARTED", "UNKNOWN", "UNKNOWN_PRE_CALL")
+
+
+@dataclass
+class Evidence:
+    """One business call that passed the gate (DESIGN decision 12)."""
+
+    id: str
+    task: str
+    node: str
+    tool: str
+    args: dict[str, Any]
+    side_effect: str = "NONE"
+    status: str = "STARTED"  # STARTED | SUCCESS | FAILED | UNKNOWN | UNKNOWN_PRE_CALL
+    business_ok: bool | None = None
+    empty: bool | None = None
+    response: Any = None
+    error: str | None = None
+    values: dict[str, Any] = field(default_factory=dict)  # extract key -> subtree
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    idem_key: str | None = None
+    turn: int = 0
+    seq: int = 0  # creation order within the session
+
+    @property
+    def completed(self) -> bool:
+        """"Completed" (§10.2): SUCCESS and not judged a business failure (empty counts)."""
+        return self.status == "SUCCESS" and self.business_ok is not False
+
+
+@dataclass
+class PendingApproval:
+    """A write stopped by the gate, waiting for builtin_node_approval and then the user (§14.1)."""
+
+    tool: str
+    args: dict[str, Any]
+    summary: str
+    asked: bool = False
+    question: str = ""
+    asked_at: float = 0.0
+
+
+@dataclass
+class FollowUp:
+    """An open or just-answered follow-up question (§12)."""
+
+    question: str
+    expected_fields: list[str] = field(default_factory=list)
+    answer: str | None = None
+    answered_turn: int = 0
+
+
+@dataclass
+class NodeState:
+    """One node of a task graph: a skill working toward one goal."""
+
+    id: str
+    task: str
+    skill: str
+    kind: str = "main"  # main | provider | delegate
+    deps: list[str] = field(default_factory=list)
+    target: str | None = None
+    target_claimed: bool = False
+    state: str = "PENDING"  # PENDING RUNNING SUSPENDED WAITING DONE FAILED CANCELLED SKIPPED
+    depth: int = 0
+    parent: str | None = None  # the delegator, for delegate nodes
+    objective: str = ""
+    inputs: dict[str, Any] = field(default_factory=dict)
+    input_sources: dict[str, str] = field(default_factory=dict)
+    outputs: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> {value, source, ref}
+    scratch: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    steps: int = 0
+    no_progress: int = 0
+    fp_sig: str | None = None
+    fp_count: int = 0
+    evidence: list[str] = field(default_factory=list)
+    last_business: str | None = None  # evidence id of the most recent business call
+    pending: PendingApproval | None = None
+    approved: bool = False  # the pending approval was confirmed: run it without the gate
+    suspended: str | None = None  # FOLLOW_UP | APPROVAL | VERIFY
+    verify_evidence: str | None = None
+    follow_up: FollowUp | None = None
+    answered: FollowUp | None = None
+    delegations: list[dict[str, Any]] = field(default_factory=list)
+    output_text: str | None = None
+    reason: str | None = None
+
+
+@dataclass
+class TaskState:
+    """One user goal: a task graph of nodes run in dependency order."""
+
+    id: str
+    session: str
+    agent: str
+    message: str
+    state: str = "RUNNING"  # RUNNING SUSPENDED DONE FAILED CANCELLED
+    order: list[str] = field(default_factory=list)
+    nodes: dict[str, NodeState] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict)
+    idem: dict[str, str] = field(default_factory=dict)  # tool+key -> evidence id
+    counters: dict[str, int] = field(default_factory=dict)
+    reason: str | None = None
+    turn: int = 0
+
+
+@dataclass
+class SessionState:
+    """A conversation: identity, values, entity index, the user's messages, counters."""
+
+    id: str
+    platform: dict[str, Any]
+    turn: int = 0
+    next_task: int = 1
+    next_evidence: int = 1
+    values: dict[str, Any] = field(default_factory=dict)  # session.*
+    entities: list[dict[str, Any]] = field(default_factory=list)  # oldest first
+    user_messages: list[dict[str, Any]] = field(default_factory=list)  # {turn, text}
+    tasks: list[str] = field(default_factory=list)
+    active_task: str | None = None
+
+
+def to_doc(obj: Any) -> dict[str, Any]:
+    """A JSON-ready dict of a state record."""
+    return dataclasses.asdict(obj)
+
+
+def node_from_doc(doc: dict[str, Any]) -> NodeState:
+    """Rebuild a NodeState (nested records included)."""
+    doc = dict(doc)
+    if doc.get("pending"):
+        doc["pending"] = PendingApproval(**doc["pending"])
+    for key in ("follow_up", "answered"):
+        if doc.get(key):
+            doc[key] = FollowUp(**doc[key])
+    return NodeState(**doc)
+
+
+def task_from_doc(doc: dict[str, Any]) -> TaskState:
+    """Rebuild a TaskState with its nodes."""
+    doc = dict(doc)
+    doc["nodes"] = {k: node_from_doc(v) for k, v in doc.get("nodes", {}).items()}
+    return TaskState(**doc)
