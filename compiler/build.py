@@ -80,7 +80,6 @@ def _input_hash(skill: ir.SkillProfile) -> str:
         skill.skill_manual,
         skill.skill_contract,
         list(skill.tool_names),
-        skill.source.contract_file if skill.source else None,
     ]
     return _sha(json.dumps(data, ensure_ascii=False))
 
@@ -217,7 +216,8 @@ def compile_studio(
             result.rejected[key] = entry["diagnostics"]
         elif key in result.reused:
             result.unchanged.append(entry["module"])
-    agents_out = _build_agents(studio, entries, out, result)
+    files = {s.skill_key: s.source.contract_file for s in studio.skills if s.source and s.source.contract_file}
+    agents_out = _build_agents(studio, entries, out, result, files)
     manifest = {"compiler_version": codegen.COMPILER_VERSION, "skills": entries, "agents": agents_out}
     _remove_stale(out, manifest, result)
     _write(out, MANIFEST, _json_text(manifest), result)
@@ -232,14 +232,16 @@ def _intact(path: Path, digest: str | None) -> bool:
         return False
 
 
-def _build_agents(studio: ir.Studio, entries: dict[str, dict[str, Any]], out: Path, result: BuildResult) -> dict[str, Any]:
+def _build_agents(
+    studio: ir.Studio, entries: dict[str, dict[str, Any]], out: Path, result: BuildResult, files: dict[str, str]
+) -> dict[str, Any]:
     facts = {k: e["facts"] for k, e in entries.items() if e["status"] == "ok"}
     all_keys = frozenset(entries)
     agents = sorted(studio.agents, key=lambda a: a.agent_code)
     names = file_names([a.agent_code for a in agents], "a_")
     out_agents: dict[str, Any] = {}
     for agent in agents:
-        g, diags = graphs.build_agent_graph(agent, facts, all_keys)
+        g, diags = graphs.build_agent_graph(agent, facts, all_keys, files)
         rel = f"agents/{names[agent.agent_code]}.json"
         text = _json_text(graphs.graph_to_data(g))
         _write(out, rel, text, result)

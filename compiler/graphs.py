@@ -71,18 +71,17 @@ def skill_facts(skill: ir.SkillProfile, contract: ir.Contract) -> dict[str, Any]
         "read_only": not writes,
         "target": target,
         "write_tools": writes,
-        "file": skill.source.contract_file if skill.source else None,
         "inputs": inputs,
     }
 
 
-def _warn(code: str, message: str, key: str, facts: dict[str, Any], item: dict[str, Any]) -> Diagnostic:
+def _warn(code: str, message: str, key: str, files: dict[str, str], item: dict[str, Any]) -> Diagnostic:
     return Diagnostic(
         code=code,
         severity="warning",
         message=message,
         skill=key,
-        file=facts.get("file"),
+        file=files.get(key),
         line=item.get("line", 1),
         column=item.get("column", 1),
         end_line=item.get("line", 1),
@@ -91,10 +90,15 @@ def _warn(code: str, message: str, key: str, facts: dict[str, Any], item: dict[s
 
 
 def build_agent_graph(
-    agent: ir.AgentProfile, facts: dict[str, dict[str, Any]], all_keys: set[str] | frozenset[str] = frozenset()
+    agent: ir.AgentProfile,
+    facts: dict[str, dict[str, Any]],
+    all_keys: set[str] | frozenset[str] = frozenset(),
+    files: dict[str, str] | None = None,
 ) -> tuple[nx.DiGraph, list[Diagnostic]]:
     """The agent's task-graph template over its loadable skills (`facts`: key -> skill_facts of
-    every loadable skill of the studio; `all_keys`: every skill key of the studio, loadable or not)."""
+    every loadable skill of the studio; `all_keys`: every skill key of the studio, loadable or not;
+    `files`: key -> contract file, for diagnostics only)."""
+    files = files or {}
     diags: list[Diagnostic] = []
     members = sorted(k for k in set(agent.skills) if k in facts)
     where = agent.source.origin if agent.source else f"agent {agent.agent_code}"
@@ -144,7 +148,7 @@ def build_agent_graph(
             reason = None
             if provider == key:
                 reason = "self"
-                diags.append(_warn(PROVIDER_SELF, f"input {item['name']!r}: a skill cannot provide its own input", key, f, item))
+                diags.append(_warn(PROVIDER_SELF, f"input {item['name']!r}: a skill cannot provide its own input", key, files, item))
             elif provider not in member_set:
                 if provider in facts or provider in all_keys:
                     reason = "other_agent"
@@ -153,14 +157,14 @@ def build_agent_graph(
                             PROVIDER_OTHER_AGENT,
                             f"input {item['name']!r}: provider {provider!r} is not a loadable skill of agent {agent.agent_code!r}",
                             key,
-                            f,
+                            files,
                             item,
                         )
                     )
                 else:
                     reason = "unknown"
                     diags.append(
-                        _warn(PROVIDER_UNKNOWN, f"input {item['name']!r}: provider {provider!r} is not a skill of the studio", key, f, item)
+                        _warn(PROVIDER_UNKNOWN, f"input {item['name']!r}: provider {provider!r} is not a skill of the studio", key, files, item)
                     )
             if reason:
                 g.nodes[key]["unavailable_inputs"].append({"input": item["name"], "provider": provider, "reason": reason})
@@ -170,12 +174,12 @@ def build_agent_graph(
                 g.edges[provider, key]["inputs"].append(link)
             else:
                 g.add_edge(provider, key, input=link["input"], prefix=link["prefix"], share_key=link["share_key"], inputs=[link])
-    _break_cycles(g, facts, diags)
+    _break_cycles(g, facts, files, diags)
     g.graph["delegation_catalog"] = [k for k in members if g.nodes[k]["delegatable"] and g.nodes[k]["read_only"]]
     return g, diags
 
 
-def _break_cycles(g: nx.DiGraph, facts: dict[str, dict[str, Any]], diags: list[Diagnostic]) -> None:
+def _break_cycles(g: nx.DiGraph, facts: dict[str, dict[str, Any]], files: dict[str, str], diags: list[Diagnostic]) -> None:
     """Remove every provider edge on a cycle (the template stays a DAG) and mark those inputs."""
     while True:
         try:
@@ -186,7 +190,7 @@ def _break_cycles(g: nx.DiGraph, facts: dict[str, dict[str, Any]], diags: list[D
         for u, v in cycle:
             for link in g.edges[u, v]["inputs"]:
                 item = next((i for i in facts[v]["inputs"] if i["name"] == link["input"]), {})
-                diags.append(_warn(PROVIDER_CYCLE, f"input {link['input']!r}: providers form a cycle ({path})", v, facts[v], item))
+                diags.append(_warn(PROVIDER_CYCLE, f"input {link['input']!r}: providers form a cycle ({path})", v, files, item))
                 g.nodes[v]["unavailable_inputs"].append({"input": link["input"], "provider": u, "reason": "cycle"})
             g.remove_edge(u, v)
 

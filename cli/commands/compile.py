@@ -1,0 +1,73 @@
+"""`skillc compile [SOURCE] -o DIR`: validator modules, graph templates and a manifest."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "compile a studio into validator modules and agent graph templates"
+DESCRIPTION = """\
+Compile every ACTIVE skill of a studio into one Python validator module, and every agent into a
+task-graph template, under DIR (skills/, agents/, manifest.json). Incremental: unchanged skills
+are not regenerated (--force regenerates everything). With --check nothing is written: the
+command prints a unified diff of what a compile would change and exits 1 when DIR is stale.
+
+exit status: 0 ok (or up to date), 1 some skill rejected (or DIR stale with --check),
+2 bad invocation or unreadable source."""
+
+_PROGRESS_FROM = 100  # studios smaller than this compile too fast to need a progress line
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `skillc compile`."""
+    parser.add_argument("source", nargs="?", default="examples/studio", help="studio directory or SQLite file (default: examples/studio)")
+    parser.add_argument("-o", "--output", default="generated", metavar="DIR", help="output directory (default: generated)")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 with a diff when DIR is stale")
+    parser.add_argument("--force", action="store_true", help="regenerate every skill")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+
+
+def _progress(done: int, total: int, key: str) -> None:
+    if total < _PROGRESS_FROM:
+        return
+    if sys.stderr.isatty():
+        sys.stderr.write(f"\r[{done}/{total}] compiling {key[:60]:<60}")
+        if done == total:
+            sys.stderr.write("\n")
+    elif done == total or done % max(total // 10, 1) == 0:
+        sys.stderr.write(f"[{done}/{total}] skills compiled\n")
+    sys.stderr.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compile (or check) args.source into args.output; returns the exit status."""
+    from skillc.compiler.build import check_stale, compile_studio
+    from skillc.compiler.diagnostics import count, render
+    from skillc.compiler.sources import SourceError, load_studio
+
+    try:
+        studio = load_studio(args.source)
+    except SourceError as exc:
+        print(f"skillc compile: error: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        diff = check_stale(studio, args.output)
+        if diff:
+            sys.stdout.writelines(line if line.endswith("\n") else line + "\n" for line in diff)
+            print(f"skillc compile --check: {args.output} is stale: run `skillc compile {args.source} -o {args.output}`", file=sys.stderr)
+            return 1
+        print(f"{args.output} is up to date")
+        return 0
+    result = compile_studio(studio, args.output, progress=_progress, force=args.force)
+    for d in result.diagnostics:
+        if not args.quiet or d.is_error:
+            print(render(d))
+    totals = count(result.diagnostics)
+    if not args.quiet:
+        ok = len(result.manifest["skills"]) - len(result.rejected)
+        print(
+            f"compiled {args.source} -> {args.output}: {ok} skills loaded, {len(result.rejected)} rejected, "
+            f"{len(result.manifest['agents'])} agents; {len(result.regenerated)} regenerated, {len(result.reused)} unchanged; "
+            f"{len(result.written)} files written, {len(result.removed)} removed; "
+            f"{totals['error']} errors, {totals['warning']} warnings"
+        )
+    return 1 if result.rejected else 0

@@ -1,0 +1,49 @@
+"""`skillc explain SKILL [SOURCE]`: per tool and argument, how values are bound, checked and asked."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "explain a skill's contract per tool and argument, with static checks"
+DESCRIPTION = """\
+For each tool and argument of SKILL: how its value is bound (from/const/when), which sources are
+legal, what happens when it is missing. Then warnings for what §16 does not check at load: a
+required argument no configured source can ever satisfy, from + sources ["USER"] without MODEL,
+and missing.tool / verify.tool / target outside toolNames.
+
+exit status: 0 ok (warnings included), 1 the skill does not load, 2 unknown skill or source."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `skillc explain`."""
+    parser.add_argument("skill", help="skill_key")
+    parser.add_argument("source", nargs="?", default="examples/studio", help="studio directory or SQLite file (default: examples/studio)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Explain args.skill of args.source; returns the exit status."""
+    from skillc.compiler.diagnostics import render
+    from skillc.compiler.explain import explain
+    from skillc.compiler.frontend import check_skill
+    from skillc.compiler.sources import SourceError, load_studio
+
+    try:
+        studio = load_studio(args.source)
+    except SourceError as exc:
+        print(f"skillc explain: error: {exc}", file=sys.stderr)
+        return 2
+    profile = next((s for s in studio.skills if s.skill_key == args.skill), None)
+    if profile is None:
+        print(f"skillc explain: error: no skill {args.skill!r} in {args.source}", file=sys.stderr)
+        return 2
+    contract, diags = check_skill(profile)
+    if contract is None:
+        for d in diags:
+            print(render(d))
+        print(f"skill {args.skill} does not load")
+        return 1
+    lines, warnings = explain(profile, contract)
+    print("\n".join(lines))
+    for d in warnings:
+        print(render(d))
+    return 0

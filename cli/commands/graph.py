@@ -1,0 +1,82 @@
+"""`skillc graph AGENT [SOURCE]`: an agent's task-graph template as Mermaid, DOT or JSON."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HELP = "print an agent's task-graph template (mermaid, dot or json)"
+DESCRIPTION = """\
+Print the task-graph template of AGENT: its loadable skills, the inputs.provider edges between
+them (§7), each skill's target and the delegation catalog (§15). SOURCE is a studio (compiled on
+the fly) or a directory written by `skillc compile` (read without the compiler).
+
+exit status: 0 ok, 2 unknown agent or unreadable source."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `skillc graph`."""
+    parser.add_argument("agent", help="agent_code")
+    parser.add_argument("source", nargs="?", default="examples/studio", help="studio, or compiled directory (default: examples/studio)")
+    parser.add_argument("--format", choices=("mermaid", "dot", "json"), default="mermaid", help="output format (default: mermaid)")
+
+
+def _from_compiled(agent: str, out_dir: Path):  # -> nx.DiGraph | None
+    from skillc.runtime.loader import CompiledStudioError, load_compiled
+
+    try:
+        studio = load_compiled(out_dir)
+    except CompiledStudioError as exc:
+        print(f"skillc graph: error: {exc}", file=sys.stderr)
+        return None
+    template = studio.agents.get(agent)
+    return template.graph if template else None
+
+
+def _from_studio(agent: str, source: str):  # -> nx.DiGraph | None
+    from skillc.compiler import graphs
+    from skillc.compiler.diagnostics import render
+    from skillc.compiler.frontend import check_skill
+    from skillc.compiler.sources import load_studio
+
+    studio = load_studio(source)
+    profile = next((a for a in studio.agents if a.agent_code == agent and a.status == "ACTIVE"), None)
+    if profile is None:
+        return None
+    wanted = set(profile.skills)
+    facts = {}
+    for skill in studio.skills:
+        if skill.skill_key in wanted and skill.status == "ACTIVE":
+            contract, _ = check_skill(skill)
+            if contract is not None:
+                facts[skill.skill_key] = graphs.skill_facts(skill, contract)
+    all_keys = {s.skill_key for s in studio.skills if s.status == "ACTIVE"}
+    g, diags = graphs.build_agent_graph(profile, facts, all_keys)
+    for d in diags:
+        print(render(d), file=sys.stderr)
+    return g
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the template of args.agent; returns the exit status."""
+    from skillc.compiler.sources import SourceError
+
+    src = Path(args.source)
+    try:
+        g = _from_compiled(args.agent, src) if (src / "manifest.json").is_file() else _from_studio(args.agent, args.source)
+    except SourceError as exc:
+        print(f"skillc graph: error: {exc}", file=sys.stderr)
+        return 2
+    if g is None:
+        print(f"skillc graph: error: no agent {args.agent!r} in {args.source}", file=sys.stderr)
+        return 2
+    from skillc.compiler import graphs
+
+    if args.format == "json":
+        sys.stdout.write(json.dumps(graphs.graph_to_data(g), ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    elif args.format == "dot":
+        sys.stdout.write(graphs.to_dot(g))
+    else:
+        sys.stdout.write(graphs.to_mermaid(g))
+    return 0
