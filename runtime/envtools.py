@@ -3,13 +3,14 @@
 Pure functions of their arguments plus an injected clock (`now`), random generator (`rng`) and
 time zone (`tz`), so a replayed session gets the same answers. Date patterns are the Java/ICU
 patterns the original platform used (`yyyy-MM-dd HH:mm:ss`), translated token by token; a
-pattern containing `%` is taken as a strftime/strptime pattern unchanged.
+pattern with a `%` directive (`%Y`, `%-d`, `%%`) is taken as a strftime/strptime pattern unchanged.
 """
 from __future__ import annotations
 
 import calendar
 import hashlib
 import random
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
@@ -116,17 +117,26 @@ def tokenize(pattern: str, arg: str) -> list[str | Token]:
     return out
 
 
+# A strftime pattern has a directive (%Y, %-d, %%); a lone % (Java's '100%') does not make one.
+_STRFTIME = re.compile(r"%[-#]?[A-Za-z%]")
+
+
+def is_strftime(pattern: str) -> bool:
+    """Whether `pattern` is a strftime/strptime pattern, to be used as it is."""
+    return _STRFTIME.search(pattern) is not None
+
+
 def to_strptime(pattern: str, arg: str = "pattern") -> str:
-    """Translate a Java pattern to a strptime pattern (a pattern with % is returned as it is)."""
-    if "%" in pattern:
+    """Translate a Java pattern to a strptime pattern (a strftime pattern is returned as it is)."""
+    if is_strftime(pattern):
         return pattern
     return "".join(t.directive if isinstance(t, Token) else t.replace("%", "%%")
                    for t in tokenize(pattern, arg))
 
 
 def format_dt(d: datetime, pattern: str = DEFAULT_PATTERN, arg: str = "outputPattern") -> str:
-    """Render a datetime with a Java pattern, or with strftime when the pattern contains %."""
-    if "%" in pattern:
+    """Render a datetime with a Java pattern, or with strftime when it is a strftime pattern."""
+    if is_strftime(pattern):
         try:
             return d.strftime(pattern)
         except ValueError as exc:
@@ -365,4 +375,4 @@ def run(name: str, args: dict[str, Any], *, now: float, rng: random.Random, tz: 
 
 
 __all__ = ["SPECS", "EnvToolError", "run", "TOKENS", "to_strptime", "format_dt", "parse_dt", "add", "diff",
-           "add_months", "describe", "UNITS", "HASHES", "DEFAULT_PATTERN", "UTC"]
+           "add_months", "describe", "is_strftime", "UNITS", "HASHES", "DEFAULT_PATTERN", "UTC"]
