@@ -108,7 +108,7 @@ JSON_ERRORS: list[tuple[str, list[str]]] = [
     ("a '[' list is closed with '}'", ['{"a": [1}', '[1}']),
     ("a '{' object is closed with ']'", ['{"a": 1]', '[{"a": 1]']),
     ("the text ends before every '{' and '[' is closed", ['{"a": 1', '{"a": [1', '{"a": {"b": 1}']),
-    ("there is text after the end of the contract's object", ['{"a": 1} x', '{} {}', '{}}']),
+    ("there is text after the end of the contract's object", ['{"a": 1} 2', '{} {}', '{}}']),
 ]
 
 

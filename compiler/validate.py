@@ -46,7 +46,7 @@ class _Validator:
         if c.target is not None:
             span = c.prop_spans.get("target")
             tool = c.tools.get(c.target)
-            if tool is None or tool.side_effect != "WRITE":
+            if tool is None or (tool.side_effect != "WRITE" and not self._bad_side_effect(tool)):
                 why = "is not in tools" if tool is None else "is not a WRITE tool"
                 self._d("SC103", "error", f"target '{c.target}' {why} (§16 rule 3)", span,
                         help=f"write tools here: {', '.join(t.name for t in writes)}" if writes else "configure it in tools with sideEffect: WRITE")
@@ -66,6 +66,11 @@ class _Validator:
                 self._d("SC213", "note", f"tool '{name}' of toolNames has no contract in tools: it stays callable as a read with no checks (§1.3)", c.prop_spans.get("tools") or c.span)
         return self.diags
 
+    def _bad_side_effect(self, t: ir.ToolContract) -> bool:
+        """sideEffect was written but invalid (already SC113): don't pile errors on its default."""
+        span = t.prop_spans.get("sideEffect")
+        return span is not None and self.p.skill_contract[span.start : span.end] != f'"{t.side_effect}"'
+
     def _tool(self, t: ir.ToolContract) -> None:
         w = f"tools.{t.name}"
         if t.name == "":
@@ -73,7 +78,7 @@ class _Validator:
         if t.side_effect == "WRITE" and t.success is None:
             self._d("SC106", "error", f"WRITE tool '{t.name}' has no success condition (§16 rule 6)", t.key_span,
                     help='add e.g. "success": {"path": "code", "op": "EQ", "value": 200}')
-        if t.confirm is True and t.side_effect != "WRITE":
+        if t.confirm is True and t.side_effect != "WRITE" and not self._bad_side_effect(t):
             self._d("SC107", "error", f"confirm: true on '{t.name}', which is not a WRITE tool (§16 rule 7)", t.prop_spans.get("confirm"))
         if t.confirm is False and t.side_effect == "WRITE":
             self._d("SC214", "note", f"confirm: false on '{t.name}' skips approval only if the tool is also in state.write-confirm-bypass-tools (§14.1)", t.prop_spans.get("confirm"))
@@ -105,7 +110,7 @@ class _Validator:
         for a in v.args.values():
             if a.from_ is not None and a.from_.kind != "call":
                 self._d("SC118", "error", f"{w}.args.{a.name}.from '{a.from_.text}' is not call.<path>; verify.args take only const or from: call.<path> (§6.4)", a.from_.span)
-            elif a.from_ is None and not a.has_const:
+            elif a.from_ is None and not a.has_const and "from" not in a.prop_spans:
                 self._d("SC118", "error", f"{w}.args.{a.name} has neither const nor from: call.<path> (§6.4)", a.key_span)
             elif a.from_ is not None and a.has_const:
                 self._d("SC109", "error", f"{w}.args.{a.name} has both from and const (§16 rule 9)", a.key_span)
