@@ -153,7 +153,9 @@ class Session:
 
     def agent_profile(self, agent: str | None = None) -> dict[str, Any]:
         code = agent or (self.task.agent if self.task else "")
-        return dict(self.rt.studio.agents[code].profile)
+        t = self.rt.studio.agents[code]
+        return {f: getattr(t, f) for f in ("agent_code", "agent_name", "identity_desc", "mission_desc",
+                                           "boundary_desc", "style_desc", "principle_desc")}
 
     def value_exists(self, prefix: str | None, parts: Any) -> bool:
         if not parts:

@@ -43,8 +43,7 @@ async def route(env: "Env", message: str) -> tuple[str, str]:
         raise PlanningFailed("SKILL_NOT_FOUND", "no agent has a loadable skill")
     if len(agents) == 1:
         return agents[0], "only"
-    profiles = [env.rt.studio.agents[a].profile for a in agents]
-    prompt = render("route.j2", agents=[_Obj(p) for p in profiles], message=message)
+    prompt = render("route.j2", agents=[_Obj(env.agent_profile(a)) for a in agents], message=message)
     schema = {"type": "object", "properties": {"agent": {"type": "string", "enum": agents}}, "required": ["agent"]}
     reply = await env.rt.model.complete(ModelRequest("route", [{"role": "user", "content": prompt}], answer_schema=schema))
     choice = reply.choice.get("agent") if isinstance(reply.choice, dict) else reply.choice

@@ -25,7 +25,8 @@ class StoreError(Exception):
 
 
 def _v1(db: sqlite3.Connection) -> None:
-    db.executescript(
+    _script(
+        db,
         """
         CREATE TABLE sessions (id TEXT PRIMARY KEY, doc TEXT NOT NULL, updated REAL);
         CREATE TABLE tasks (id TEXT NOT NULL, session TEXT NOT NULL, doc TEXT NOT NULL,
@@ -35,6 +36,13 @@ def _v1(db: sqlite3.Connection) -> None:
         CREATE INDEX evidence_status ON evidence (session, status);
         """
     )
+
+
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    # executescript() would commit on its own; a migration must stay inside its transaction.
+    for statement in sql.split(";"):
+        if statement.strip():
+            db.execute(statement)
 
 
 # Migrations from day one: index i migrates user_version i -> i+1.
