@@ -14,14 +14,18 @@ import argparse
 import asyncio
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 
 def build(prefix: str) -> MCPServer:
     """The server with its tools, names prefixed."""
+    # Imported here so `--once` can refuse to start without paying for the mcp import.
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
     server = MCPServer("skillc-test-basic")
 
     @server.tool(name=f"{prefix}lookup", title="Look up an article")
