@@ -2,8 +2,8 @@
 
 Each server gets one connection, owned by a background task that enters the SDK's `Client`
 and holds it open (anyio scopes must be exited by the task that entered them, and calls come
-from whatever task runs the conversation). The gateway wraps every transport's streams to
-observe two facts the SDK's errors alone do not tell apart:
+from whatever task runs the conversation). The gateway wraps every transport's streams
+(`observe.py`) to see two facts the SDK's errors alone do not tell apart:
 
 - whether the `tools/call` request was written (a refused write means the server was never
   reached: `TOOL_UNREACHABLE`; a connection that ends after the write: `TOOL_IO_ERROR`);
@@ -12,8 +12,9 @@ observe two facts the SDK's errors alone do not tell apart:
 Classification, in order: no connection and none can be opened, or the request could not be
 written -> `TOOL_UNREACHABLE`; no answer within the timeout -> `TOOL_TIMEOUT`; the connection
 ended after the request was written (the SDK's -32000, "connection closed", also synthesized by
-the HTTP transport for a broken stream) -> `TOOL_IO_ERROR`; another JSON-RPC error -> `MCP_INVALID_PARAMS`
-(-32602) or `MCP_RPC_ERROR`; an `isError` result -> `MCP_TOOL_ERROR`; anything else -> `TOOL_ERROR`.
+the HTTP transport for a broken stream) -> `TOOL_IO_ERROR`; another JSON-RPC error ->
+`MCP_INVALID_PARAMS` (-32602) or `MCP_RPC_ERROR`; an `isError` result -> `MCP_TOOL_ERROR`;
+anything else -> `TOOL_ERROR`.
 A timeout or I/O failure leaves the session suspect, so it is reopened before the next call.
 
 `mcp` is imported lazily (it costs about 0.6 s).
@@ -21,21 +22,19 @@ A timeout or I/O failure leaves the session suspect, so it is reopened before th
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skillc.runtime.config import McpServerConfig
+from skillc.runtime.mcp.observe import CURRENT_CALL, CallRecord, Link, ObservedTransport, OnInvoked
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo, content_text, response_json
 
 if TYPE_CHECKING:
     from mcp import Client
 
 log = logging.getLogger(__name__)
-
-OnInvoked = Callable[[str, dict[str, Any]], None]
 
 _JSONRPC_INVALID_PARAMS = -32602
 _JSONRPC_CONNECTION_CLOSED = -32000  # the SDK's code for "the transport closed under a request"
@@ -61,143 +60,6 @@ class InProcessServer:
 
 
 ServerSpec = McpServerConfig | InProcessServer | Mapping[str, Any]
-
-
-@dataclass
-class _CallRecord:
-    """What the stream wrapper saw of one `tools/call` (set through a context variable)."""
-
-    tool: str
-    args: dict[str, Any]
-    on_invoked: OnInvoked | None
-    sent: bool = False
-    refused: bool = False
-    callback_error: BaseException | None = None
-
-
-# The SDK writes a request from the caller's own task, so the write wrapper can find the call
-# it belongs to without parsing request ids.
-_CALL: contextvars.ContextVar[_CallRecord | None] = contextvars.ContextVar("skillc_mcp_call", default=None)
-
-
-@dataclass
-class _Link:
-    """Per-connection transport facts, kept by the stream wrappers."""
-
-    eof: bool = False
-    write_failed: bool = False
-
-
-class _ObservedRead:
-    """Read side: notes the end of the stream (the peer hung up or the transport closed)."""
-
-    def __init__(self, inner: Any, link: _Link) -> None:
-        self._inner = inner
-        self._link = link
-
-    @property
-    def last_context(self) -> Any:
-        """The sender's context, when the inner stream carries one (SDK duck typing)."""
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        """Next message; a closed stream marks the link ended."""
-        import anyio
-
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._link.eof = True
-            raise
-
-    def __aiter__(self) -> _ObservedRead:
-        return self
-
-    async def __anext__(self) -> Any:
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    def close(self) -> None:
-        """Close without waiting (memory streams)."""
-        closer = getattr(self._inner, "close", None)
-        if closer is not None:
-            closer()
-
-    async def aclose(self) -> None:
-        """Close the inner stream."""
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _ObservedRead:
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.aclose()
-
-
-class _ObservedWrite:
-    """Write side: reports `on_invoked` just before a `tools/call` goes out and whether it went."""
-
-    def __init__(self, inner: Any, link: _Link) -> None:
-        self._inner = inner
-        self._link = link
-
-    async def send(self, item: Any) -> None:
-        """Send one message; for the current call's `tools/call`, record the write's fate."""
-        import anyio
-
-        message = getattr(item, "message", None)
-        record = _CALL.get()
-        is_call = (record is not None and not record.sent and getattr(message, "method", None) == "tools/call")
-        if is_call and record is not None and record.on_invoked is not None:
-            try:
-                record.on_invoked(record.tool, record.args)
-            except BaseException as exc:  # a callback bug: re-raised by `call`, not a tool failure
-                record.callback_error = exc
-                raise
-        try:
-            await self._inner.send(item)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            self._link.write_failed = True
-            if is_call and record is not None:
-                record.refused = True
-            raise
-        if is_call and record is not None:
-            record.sent = True
-
-    def close(self) -> None:
-        """Close without waiting (memory streams)."""
-        closer = getattr(self._inner, "close", None)
-        if closer is not None:
-            closer()
-
-    async def aclose(self) -> None:
-        """Close the inner stream."""
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _ObservedWrite:
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.aclose()
-
-
-class _ObservedTransport:
-    """A `Transport` wrapping another one's streams in the observers above."""
-
-    def __init__(self, inner: Any, link: _Link) -> None:
-        self._inner = inner
-        self._link = link
-
-    async def __aenter__(self) -> tuple[_ObservedRead, _ObservedWrite]:
-        read, write = await self._inner.__aenter__()
-        return _ObservedRead(read, self._link), _ObservedWrite(write, self._link)
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._inner.__aexit__(*exc)
 
 
 def _make_transport(spec: McpServerConfig | InProcessServer) -> Any:
@@ -235,9 +97,10 @@ class _Connection:
         self.spec = spec
         self.connect_timeout = connect_timeout
         self.client: Client | None = None
-        self.link = _Link()
+        self.link = Link()
         self.suspect = False
         self.last_error: str | None = None
+        self.reopening = asyncio.Lock()
         self._owner: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
 
@@ -250,7 +113,7 @@ class _Connection:
     async def open(self) -> list[Any]:
         """Connect and list every tool (all pages); raises if the server cannot be reached."""
         await self.close()
-        self.link = _Link()
+        self.link = Link()
         self.suspect = False
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[tuple[Client, list[Any]]] = loop.create_future()
@@ -270,12 +133,12 @@ class _Connection:
         return tools
 
     async def _own(self, ready: asyncio.Future[tuple[Client, list[Any]]], closing: asyncio.Event,
-                   link: _Link) -> None:
+                   link: Link) -> None:
         from mcp import Client
 
         client: Client | None = None
         try:
-            async with Client(_ObservedTransport(_make_transport(self.spec), link), cache=None) as client:
+            async with Client(ObservedTransport(_make_transport(self.spec), link), cache=None) as client:
                 tools: list[Any] = []
                 cursor: str | None = None
                 while True:
@@ -291,7 +154,7 @@ class _Connection:
             if not ready.done():
                 ready.cancel()
             raise
-        except BaseException as exc:  # reported to `open`'s caller; the owner task ends quietly
+        except (Exception, BaseExceptionGroup) as exc:  # reported to `open`'s caller
             if not ready.done():
                 ready.set_exception(exc)
             else:
@@ -389,29 +252,32 @@ class McpGateway:
         if info is None:
             if self.unreachable_servers:
                 down = ", ".join(sorted(self.unreachable_servers))
-                return CallOutcome(None, "TOOL_UNREACHABLE", f"tool {tool!r} is not available: server(s) {down} unreachable")
+                return CallOutcome(None, "TOOL_UNREACHABLE",
+                                   f"tool {tool!r} is not available: server(s) {down} unreachable")
             return CallOutcome(None, "UNKNOWN_TOOL", f"no tool {tool!r} in the catalog")
         conn = self._conns[info.server]
-        if not conn.alive:
-            try:
-                await conn.open()
-            except asyncio.CancelledError:
-                raise
-            except BaseException as exc:  # includes connect timeouts and exception groups
-                reason = _describe_exc(exc) if not isinstance(exc, TimeoutError) else "no answer while connecting"
-                return CallOutcome(None, "TOOL_UNREACHABLE", f"server {info.server!r} unreachable: {reason}", info.server)
+        async with conn.reopening:  # concurrent calls must not each replace the connection
+            if not conn.alive:
+                try:
+                    await conn.open()
+                except asyncio.CancelledError:
+                    raise
+                except (Exception, BaseExceptionGroup) as exc:  # connect timeouts, anyio exception groups
+                    reason = "no answer while connecting" if isinstance(exc, TimeoutError) else _describe_exc(exc)
+                    return CallOutcome(None, "TOOL_UNREACHABLE", f"server {info.server!r} unreachable: {reason}",
+                                       info.server)
         client = conn.client
         assert client is not None
         emit = None if isinstance(conn.spec, InProcessServer) and conn.spec.reports_invocations else self.on_invoked
-        record = _CallRecord(tool, args, emit)
+        record = CallRecord(tool, args, emit)
         limit = self.timeout if timeout is None else timeout
-        token = _CALL.set(record)
+        token = CURRENT_CALL.set(record)
         try:
             return await self._send(conn, client, record, limit)
         finally:
-            _CALL.reset(token)
+            CURRENT_CALL.reset(token)
 
-    async def _send(self, conn: _Connection, client: Client, record: _CallRecord, limit: float) -> CallOutcome:
+    async def _send(self, conn: _Connection, client: Client, record: CallRecord, limit: float) -> CallOutcome:
         """One `tools/call` under the timeout, classified."""
         import anyio
         from mcp import MCPError
@@ -421,20 +287,20 @@ class McpGateway:
             with anyio.fail_after(limit):
                 result = await client.call_tool(record.tool, record.args, read_timeout_seconds=limit)
         except MCPError as exc:
-            if exc.code == _JSONRPC_REQUEST_TIMEOUT and record.sent:
+            if exc.code == _JSONRPC_REQUEST_TIMEOUT:
                 return self._failed(conn, "TOOL_TIMEOUT", f"no answer within {limit:g} s")
             if exc.code == _JSONRPC_CONNECTION_CLOSED:
                 # The SDK's transports resolve a request whose answer can never come with this
                 # code (stdio EOF, an HTTP stream that broke); §14.4 treats an RPC error and an
                 # I/O error alike (failed read, uncertain write), so a server's own -32000 loses
                 # only its name here.
-                return self._transport_failure(conn, record, exc)
+                return self._transport_failure(conn, record)
             name = "MCP_INVALID_PARAMS" if exc.code == _JSONRPC_INVALID_PARAMS else "MCP_RPC_ERROR"
             return CallOutcome(None, name, f"JSON-RPC error {exc.code}: {exc.message}", server)
         except TimeoutError:
             return self._failed(conn, "TOOL_TIMEOUT", f"no answer within {limit:g} s")
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError) as exc:
-            return self._transport_failure(conn, record, exc)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError):
+            return self._transport_failure(conn, record)
         except Exception as exc:
             if record.callback_error is not None:
                 raise record.callback_error from None
@@ -446,10 +312,11 @@ class McpGateway:
             return CallOutcome(response_json(result), "MCP_TOOL_ERROR", text or "the tool reported an error", server)
         return CallOutcome(response_json(result), None, text, server)
 
-    def _transport_failure(self, conn: _Connection, record: _CallRecord, exc: BaseException) -> CallOutcome:
+    def _transport_failure(self, conn: _Connection, record: CallRecord) -> CallOutcome:
         """A refused write never reached the server; a connection lost after it did is I/O."""
         if record.refused or not record.sent:
-            return self._failed(conn, "TOOL_UNREACHABLE", f"server {conn.name!r} unreachable: the request could not be sent")
+            return self._failed(conn, "TOOL_UNREACHABLE",
+                                f"server {conn.name!r} unreachable: the request could not be sent")
         return self._failed(conn, "TOOL_IO_ERROR", f"connection to {conn.name!r} lost during the call")
 
     @staticmethod
