@@ -11,11 +11,14 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from lark import Lark, Token, Transformer
+from lark.lexer import Lexer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from skillc.compiler import ir
@@ -81,10 +84,48 @@ class _ToJ(Transformer):
         return J("array", c[1:-1], _between(c[0], c[-1]))
 
 
+class _FastLexer(Lexer):
+    """Lark's terminals of contract.lark as one compiled alternation, positions counted lazily.
+
+    Same tokens as lark's basic lexer (built from the grammar's own terminal definitions, so the
+    grammar stays the single source), about three times faster: the front end runs on every
+    compile and lexing was half of its time.
+    """
+
+    def __init__(self, conf: Any) -> None:
+        self.ignore = frozenset(conf.ignore)
+        # Literal terminals first so `true` is not read as part of something longer; the JSON
+        # terminals do not overlap otherwise.
+        terms = sorted(conf.terminals, key=lambda t: (-t.priority, t.pattern.type != "str"))
+        # Named outer groups: m.lastgroup is the terminal even when its own regex has groups.
+        self.regex = re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terms))
+        self.allowed = {t.name for t in terms} - self.ignore
+
+    def lex(self, data: Any, *_: Any) -> Iterator[Token]:  # lark hands a custom lexer the text
+        text = getattr(data, "text", data)
+        match, ignore = self.regex.match, self.ignore
+        pos, n, line, line_start = 0, len(text), 1, 0
+        while pos < n:
+            m = match(text, pos)
+            if m is None:
+                raise UnexpectedCharacters(text, pos, line, pos - line_start + 1, allowed=self.allowed)
+            end = m.end()
+            name = m.lastgroup
+            if name in ignore:
+                nl = text.count("\n", pos, end)
+                if nl:
+                    line += nl
+                    line_start = text.rfind("\n", pos, end) + 1
+            else:
+                col = pos - line_start + 1
+                yield Token(name, m.group(), pos, line, col, line, col + end - pos, end)
+            pos = end
+
+
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = resources.files("skillc.grammar").joinpath("contract.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", lexer="basic", transformer=_ToJ(), maybe_placeholders=False)
+    return Lark(grammar, parser="lalr", lexer=_FastLexer, transformer=_ToJ(), maybe_placeholders=False)
 
 
 # ---------------------------------------------------------------- friendly syntax errors
