@@ -117,6 +117,21 @@ def _page(db: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
             "url": f"https://cms.example/{row['space_id']}{row['path']}"}
 
 
+_SLOWED: set[str] = set()
+
+
+async def slow_answer(tool: str) -> None:
+    """Demo hook: the first call of each tool named in CMS_SLOW_FIRST (comma-separated) takes
+    effect, then answers only after CMS_SLOW_SECONDS (default 3): a lost answer for the runtime's
+    timeout, so `skillc demo` can show an uncertain write being verified."""
+    names = {n.strip() for n in os.environ.get("CMS_SLOW_FIRST", "").split(",") if n.strip()}
+    if tool in names and tool not in _SLOWED:
+        _SLOWED.add(tool)
+        import asyncio
+
+        await asyncio.sleep(float(os.environ.get("CMS_SLOW_SECONDS", "3")))
+
+
 def build_server(db_path: str | None = None) -> MCPServer:
     """The CMS MCP server over the SQLite file at `db_path` (default `default_db_path()`)."""
     db = open_db(db_path or default_db_path())
@@ -258,6 +273,7 @@ def build_server(db_path: str | None = None) -> MCPServer:
         if get_article(articleId) is None:
             return fail(NOT_FOUND, f"article {articleId} not found")
         db.execute("INSERT OR IGNORE INTO tag VALUES (?, ?)", (articleId, tag))
+        await slow_answer("cms_tag_add")
         return ok({"articleId": articleId, "tag": tag}, "tagged")
 
     @server.tool(title="Find a tag")

@@ -1,0 +1,23 @@
+"""`skillc demo`: compile the example studio and play a conversation against a real MCP server."""
+from __future__ import annotations
+
+import argparse
+
+HELP = "see skillc work: compile the example studio and play a scripted conversation"
+DESCRIPTION = """\
+Compiles the bundled example studio, starts the example CMS MCP server as a real process, and
+plays a scripted conversation through the real runtime, showing each step: the tool labels as
+progress, a write that needs a lookup and then the user's approval, a made-up id refused, a write
+whose answer is lost verified by the contract's verify tool, and the replies. No model or network
+is needed (the LLM side is scripted). Ends with where the trace (JSON lines) was written.
+"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trace", metavar="PATH", help="where to write the trace (default .skillc/demo-trace.jsonl)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from skillc.demo import main
+
+    return main(args.trace)

@@ -1,0 +1,117 @@
+"""`skillc demo`: the product in one command, on embedded defaults.
+
+Compiles the bundled example studio, starts the example CMS MCP server as a real process, and
+plays a scripted conversation through the real runtime: a write that needs a lookup first and
+then the user's approval, a fabricated id refused, a write whose answer is lost verified by the
+contract's verify tool, and the replies. Every step is written to the trace.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+PLATFORM = {"userId": 7, "memberId": 70, "name": "alice", "organId": 9, "organName": "Acme",
+            "organType": "COMPANY", "deptPath": "/1/9"}
+
+# The LLM side of the conversation (FORMAT.md script entries), turn by turn.
+SCRIPT: list[dict[str, Any]] = [
+    {"user": "Please create an article titled Spring launch",
+     "model": [{"route": "editor"},
+               {"call": {"tool": "cms_article_create", "args": {"title": "Spring launch", "spaceId": 5}}},
+               {"call": {"tool": "cms_space_list", "args": {}}},
+               {"call": {"tool": "cms_article_create", "args": {"title": "Spring launch", "spaceId": 3}}},
+               {"call": {"tool": "builtin_node_approval",
+                         "args": {"summary": "Create the article in space Website", "toolName": "cms_article_create"}}}]},
+    {"answer": {"decision": "CONFIRM"},
+     "model": [{"call": {"tool": "builtin_node_finish", "args": {"output": "Created article 17, Spring launch."}}}]},
+    {"user": "Tag article 17 as featured",
+     "model": [{"route": "publisher"},
+               {"intent": ["cms.article.tag"]},
+               {"call": {"tool": "cms_tag_add", "args": {"articleId": 71, "tag": "featured"}}},
+               {"call": {"tool": "cms_tag_add", "args": {"articleId": 17, "tag": "featured"}}},
+               {"call": {"tool": "builtin_node_finish", "args": {"output": "Article 17 is tagged featured."}}}]},
+]
+
+NARRATION = {
+    1: "The editor asks for an article. The model guesses a space id: refused, since the contract "
+       "says it must come from a lookup (EVIDENCE). After the lookup the write needs the user's approval.",
+    2: "The user confirms: the write runs once, with the arguments shown.",
+    3: "Tagging: the model first makes up an article id (refused: it must be the user's, a lookup's "
+       "or a known entity's), then uses the user's; the tool's answer is lost (timeout), so the "
+       "runtime asks the contract's verify tool whether the write took effect.",
+}
+
+
+def studio_dir() -> Path:
+    """The bundled example studio."""
+    import skillc.examples
+
+    return Path(skillc.examples.__file__).resolve().parent / "studio"
+
+
+async def play(trace_path: str, write: Callable[[str], None], *, color: bool = False, timeout: float = 1.5) -> int:
+    """Run the demo conversation; returns the exit status."""
+    from skillc.compiler.build import compile_studio
+    from skillc.render import Renderer
+    from skillc.runtime.config import McpServerConfig, Settings
+    from skillc.runtime.engine import Runtime
+    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.mcp.gateway import McpGateway
+    from skillc.runtime.model.scripted import ScriptedModel
+    from skillc.runtime.store import Store
+    from skillc.runtime.trace import TraceWriter
+
+    renderer = Renderer(write, color=color)
+    with tempfile.TemporaryDirectory(prefix="skillc-demo-") as tmp:
+        write(f"compiling {studio_dir()} …")
+        built = compile_studio(studio_dir(), Path(tmp) / "compiled")
+        write(f"  {len(built.manifest['skills'])} skills, {len(built.rejected)} rejected, "
+              f"{len(built.manifest['agents'])} agents")
+        server = McpServerConfig(command=sys.executable, args=["-m", "skillc.examples.cms_server"],
+                                 env={"CMS_DB": str(Path(tmp) / "cms.sqlite"), "CMS_SLOW_FIRST": "cms_tag_add",
+                                      "CMS_SLOW_SECONDS": str(timeout * 2)})
+        trace = TraceWriter(trace_path)
+        trace.listeners.append(renderer.event)
+        write("starting the example CMS MCP server (a real process over stdio) …")
+        gateway = McpGateway({"cms": server}, timeout=timeout, on_invoked=None)
+        await gateway.start()
+        if gateway.unreachable_servers:
+            write(f"error: the CMS server did not start: {gateway.unreachable_servers}")
+            return 1
+        write(f"  {len(gateway.catalog)} tools")
+        store = Store(Path(tmp) / "store.sqlite")
+        model = ScriptedModel()
+        settings = Settings.from_mapping({"state.write-confirm-bypass-tools": ["cms_tag_add"]})
+        runtime = Runtime(load_compiled(Path(tmp) / "compiled"), gateway, model, store, settings, trace=trace,
+                          on_progress=renderer.progress, seed=1)
+        try:
+            session = await runtime.open_session(PLATFORM, session_id="demo")
+            for number, turn in enumerate(SCRIPT, 1):
+                write("")
+                write(f"# {NARRATION[number]}")
+                model.load_turn(turn["model"])
+                if "user" in turn:
+                    await session.send(turn["user"])
+                else:
+                    await session.answer(turn["answer"])
+                model.finish_turn()
+        finally:
+            await gateway.aclose()
+            store.close()
+            trace.close()
+    failures = [e for e in trace.events if e["type"] == "error"]
+    write("")
+    write(f"trace written to {trace_path} ({len(trace.events)} events)")
+    return 1 if failures else 0
+
+
+def main(trace_path: str | None = None) -> int:
+    """Entry point of `skillc demo`."""
+    path = trace_path or os.path.join(".skillc", "demo-trace.jsonl")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return asyncio.run(play(path, lambda line: print(line, flush=True), color=color))
