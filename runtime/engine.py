@@ -50,6 +50,15 @@ class Runtime:
         self.trace = trace or TraceWriter()
         self.on_progress = on_progress
         self.rng = random.Random(seed)
+        self.current: Session | None = None  # the session whose turn is running
+        if getattr(gateway, "on_invoked", "absent") is None:
+            gateway.on_invoked = self._invoked  # real servers: the runtime's client reports tools/call
+
+    def _invoked(self, tool: str, args: dict[str, Any]) -> None:
+        s = self.current
+        if s is None:
+            return
+        s.emit("mcp.invoked", tool=tool, args=args)
 
     async def open_session(self, platform: dict[str, Any] | None = None, session_id: str | None = None) -> "Session":
         """A new session, or an existing one reopened from the store (its STARTED writes become
@@ -234,6 +243,7 @@ class Session:
         return None
 
     async def _turn(self, message: str | None = None, answer: dict[str, Any] | None = None) -> Reply:
+        self.rt.current = self
         self.session.turn += 1
         self.emit("turn.started", **({"message": message} if message is not None else {"answer": answer}))
         self._reload()
