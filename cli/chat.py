@@ -1,0 +1,166 @@
+"""`skillc chat`: an interactive terminal session with a real model over the configured MCP servers.
+
+Shows tool labels as progress, asks the person to confirm or reject approvals and to answer
+follow-up and verification questions, and resumes a session by id (the store keeps everything).
+Works on an already compiled directory without the compiler installed (`--compiled DIR`).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+HELP_TEXT = """\
+Type a message for your agents. While a write waits for approval, answer y (confirm),
+n (reject: nothing is written) or c (cancel the task); while a write's outcome is unknown,
+answer y or n (did it take effect?). Commands: /session (the id to resume with), /pending,
+/help, /quit."""
+
+
+class ChatError(Exception):
+    """Chat cannot start: bad configuration, no studio, no model."""
+
+
+def parse_platform(items: list[str]) -> dict[str, Any]:
+    """`key=value` pairs (numbers kept as numbers) → the platform identity (§11)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ChatError(f"--platform takes key=value, got {item!r}")
+        out[key] = int(value) if value.lstrip("-").isdigit() else value
+    return out
+
+
+def load_studio(config: Any, compiled: str | None, workdir: Path) -> Any:
+    """A compiled directory as is, or the configured source compiled on load (needs the compiler)."""
+    from skillc.runtime.loader import load_compiled
+
+    if compiled:
+        return load_compiled(compiled)
+    source = config.studio.source
+    if not source:
+        raise ChatError("no studio: set [studio] source in skillc.toml or pass --compiled DIR")
+    if (Path(source) / "manifest.json").exists():
+        return load_compiled(source)
+    try:
+        import lark  # noqa: F401  (compile-on-load needs the compiler extra)
+    except ImportError as exc:
+        raise ChatError(f"{source} is a studio source; compiling it needs `pip install skillc[compiler]`, "
+                        "or pass --compiled DIR") from exc
+    return load_compiled(workdir / "compiled", source=source)
+
+
+async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], None]) -> int:
+    """The interactive loop; `read(prompt)` raises EOFError at the end of input."""
+    from skillc.render import Renderer
+    from skillc.runtime.config import load_config
+    from skillc.runtime.engine import Runtime
+    from skillc.runtime.mcp.gateway import McpGateway
+    from skillc.runtime.model.openai import OpenAIChatModel
+    from skillc.runtime.store import Store
+    from skillc.runtime.trace import TraceWriter
+
+    config = load_config(args.config)
+    for warning in config.warnings:
+        write(f"warning: {warning}")
+    # Only what the file sets: defaults such as api_key_env must not make a missing key an error.
+    model_cfg = {k: v for k, v in config.model.model_dump(exclude_defaults=True).items() if v is not None}
+    model_cfg.setdefault("base_url", os.environ.get("SKILLC_MODEL_BASE_URL") or config.model.base_url)
+    if args.base_url:
+        model_cfg["base_url"] = args.base_url
+    if args.model:
+        model_cfg["model"] = args.model
+    try:
+        model = OpenAIChatModel.from_config(model_cfg, os.environ)
+    except ValueError as exc:
+        raise ChatError(str(exc)) from exc
+    store_path = args.store or config.store.path or ".skillc/store.sqlite"
+    workdir = Path(store_path).resolve().parent
+    workdir.mkdir(parents=True, exist_ok=True)
+    studio = load_studio(config, args.compiled, workdir)
+    renderer = Renderer(write, color=args.color)
+    trace = TraceWriter(args.trace, keep=False)
+    trace.listeners.append(renderer.event)
+    tmp = tempfile.mkdtemp(prefix="skillc-chat-")
+    servers = {name: spec.with_tmp(tmp) for name, spec in config.mcp.servers.items()}
+    gateway = McpGateway(servers, timeout=config.mcp.timeout)
+    await gateway.start()
+    for name, reason in gateway.unreachable_servers.items():
+        write(f"warning: MCP server {name} unreachable: {reason}")
+    store = Store(store_path)
+    runtime = Runtime(studio, gateway, model, store, config.settings, trace=trace, on_progress=renderer.progress)
+    try:
+        session = await runtime.open_session(parse_platform(args.platform), session_id=args.session)
+        write(f"session {session.id} (resume with: skillc chat --session {session.id}); /help for help")
+        pending = session.pending()
+        if pending:
+            write(f"waiting: {pending['kind']}: {pending['question']}")
+        while True:
+            pending = session.pending()
+            try:
+                line = read(_prompt(pending)).strip()
+            except EOFError:
+                break
+            if not line:
+                continue
+            if line in ("/quit", "/exit"):
+                break
+            if line == "/help":
+                write(HELP_TEXT)
+                continue
+            if line == "/session":
+                write(session.id)
+                continue
+            if line == "/pending":
+                write(json.dumps(pending, ensure_ascii=False) if pending else "nothing is waiting")
+                continue
+            answer = _decision(pending, line)
+            if pending and pending["kind"] in ("APPROVAL", "VERIFY") and answer is None:
+                write("please answer y, n" + (" or c" if pending["kind"] == "APPROVAL" else ""))
+                continue
+            if answer is not None:
+                await session.answer(answer)
+            else:
+                await session.send(line)
+    finally:
+        await gateway.aclose()
+        store.close()
+        trace.close()
+        await model.aclose()
+    write(f"bye (session {session.id})")
+    return 0
+
+
+def _prompt(pending: dict[str, Any] | None) -> str:
+    if pending is None or pending["kind"] == "FOLLOW_UP":
+        return "you> "
+    if pending["kind"] == "APPROVAL":
+        return "confirm? [y]es / [n]o, reject / [c]ancel> "
+    return "did it take effect? [y/n]> "
+
+
+def _decision(pending: dict[str, Any] | None, line: str) -> dict[str, Any] | None:
+    if pending is None or pending["kind"] == "FOLLOW_UP":
+        return None
+    word = line.lower()
+    if pending["kind"] == "APPROVAL":
+        table = {"y": "CONFIRM", "yes": "CONFIRM", "confirm": "CONFIRM", "n": "REJECT", "no": "REJECT",
+                 "reject": "REJECT", "c": "CANCEL", "cancel": "CANCEL"}
+        return {"decision": table[word]} if word in table else None
+    table2 = {"y": True, "yes": True, "n": False, "no": False}
+    return {"verified": table2[word]} if word in table2 else None
+
+
+def main(args: Any) -> int:
+    """Entry point of `skillc chat`."""
+    args.color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    try:
+        return asyncio.run(chat(args, input, lambda s: print(s, flush=True)))
+    except ChatError as exc:
+        print(f"skillc chat: {exc}", file=sys.stderr)
+        return 2
