@@ -74,6 +74,7 @@ def file_names(keys: list[str], prefix: str) -> dict[str, str]:
 def _input_hash(skill: ir.SkillProfile) -> str:
     data = [
         codegen.COMPILER_VERSION,
+        codegen.generator_fingerprint(),
         skill.skill_key,
         skill.skill_name,
         skill.semantic_desc,

@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, Iterable
 
@@ -34,12 +35,35 @@ _MAX_LITERAL_DEPTH = 40
 _ROOT_OF_PREFIX = {"inputs": "ctx.inputs", "outputs": "ctx.outputs", "shared": "ctx.shared", "session": "ctx.session"}
 
 
+# The ParamIssue constants of the module being generated (a context variable: codegen may run in
+# threads, and issue numbering must restart at 0 for every module).
+_ISSUES: ContextVar[list[Code]] = ContextVar("_ISSUES")
+
+
 class UnsafeLiteral(ValueError):
     """A contract value that cannot be written as a literal of a whitelisted type."""
 
 
 class Code(str):
     """Text the compiler vouches for as Python source (a literal, an identifier, a comment)."""
+
+
+@lru_cache(maxsize=1)
+def generator_fingerprint() -> str:
+    """A hash of the generator itself (this module, graphs, templates): part of each skill's
+    incremental-build key, so editing the generator regenerates every module even when
+    CODEGEN_REVISION was not bumped."""
+    from importlib import resources
+    from pathlib import Path
+
+    h = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for path in (here / "codegen.py", here / "graphs.py"):
+        h.update(path.read_bytes())
+    for entry in sorted(resources.files("skillc.compiler.templates").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".j2"):
+            h.update(entry.name.encode() + b"\0" + entry.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def contract_sha256(text: str) -> str:
@@ -188,9 +212,9 @@ class _ArgView:
     missing_issue: Code | None = None
     enum_name: Code | None = None
     meta: Code = Code("")
-    reject_issue: Code = Code("")
-    ask_issue: Code = Code("")
-    enum_issue: Code = Code("")
+    read: Code = Code("")  # code reading a plain (no `[]`) argument's value from `args`
+    provenance_issue: Code | None = None
+    enum_issue: Code | None = None
 
 
 def _call(func: str, kwargs: list[tuple[str, Code]], indent: int, lead: int = 0) -> Code:
@@ -205,13 +229,20 @@ def _call(func: str, kwargs: list[tuple[str, Code]], indent: int, lead: int = 0)
 
 
 def _issue(action: str, param: str, reason: str, label: str | None, **extra: str | None) -> Code:
+    """A ParamIssue constant: defined once at module level (issues are immutable, and building one
+    per call would dominate a failing check); the call site names it and says what it is."""
     args = [literal(action), literal(param), literal(reason)]
     if label is not None:
         args.append(Code(f"label={literal(label)}"))
     for k, v in extra.items():
         if v is not None:
             args.append(Code(f"{k}={literal(v)}"))
-    return Code(f"rt.ParamIssue({', '.join(args)})")
+    table = _ISSUES.get()
+    name = f"_ISSUE_{len(table)}"
+    table.append(Code(f"{name} = rt.ParamIssue({', '.join(args)})"))
+    code = Code(name)
+    code.note = Code(f"{action}: {reason}")  # type: ignore[attr-defined]
+    return code
 
 
 _MATCHER = {
@@ -234,6 +265,10 @@ def _arg_view(param: str, arg: ir.ArgContract, enums: list[Code], enum_index: in
         label=literal(arg.label),
         required=arg.required,
     )
+    if len(parts) == 1 and parts[0][0] == "k":
+        view.read = Code(f"args.get({literal(parts[0][1])}, rt.MISSING)")  # get_path on one member
+    else:
+        view.read = Code(f"rt.get_path(args, {literal(parts)})")
     expr = arg.from_
     if arg.has_const:
         view.bind_kind, view.const, view.bind_source = "const", literal(arg.const), literal("CONTRACT")
@@ -270,9 +305,9 @@ def _arg_view(param: str, arg: ir.ArgContract, enums: list[Code], enum_index: in
     if arg.enum:
         from skillc.runtime import support as rt
 
-        canon = sorted({rt.canonical(v) for v in arg.enum})
+        keys = sorted({rt.enum_key(v) for v in arg.enum}, key=repr)
         view.enum_name = Code(f"_ENUM_{enum_index}")
-        enums.append(Code(f"_ENUM_{enum_index} = frozenset({literal(canon)})"))
+        enums.append(Code(f"_ENUM_{enum_index} = frozenset({literal(keys)})"))
     is_platform = expr is not None and expr.kind == "platform"
     evidence = "EVIDENCE" in sources or (expr is not None and expr.kind == "evidence")
     view.meta = _call(
@@ -292,9 +327,11 @@ def _arg_view(param: str, arg: ir.ArgContract, enums: list[Code], enum_index: in
         12,
         len(view.param) + 2,
     )
-    view.reject_issue = _issue("REJECT", param, "provenance", arg.label)
-    view.ask_issue = _issue("ASK_USER", param, "provenance", arg.label)
-    view.enum_issue = _issue("ASK_USER", param, "enum", arg.label)
+    if not view.model_allowed:
+        action = "ASK_USER" if view.user_allowed else "REJECT"
+        view.provenance_issue = _issue(action, param, "provenance", arg.label)
+    if arg.enum:
+        view.enum_issue = _issue("ASK_USER", param, "enum", arg.label)
     return view
 
 
@@ -480,8 +517,13 @@ def generate_module(skill: ir.SkillProfile, contract: ir.Contract, *, sha256: st
     Raises UnsafeLiteral when a contract value is not JSON-like (the build reports it).
     """
     enums: list[Code] = []
+    issues: list[Code] = []
+    token = _ISSUES.set(issues)
     counter = [0]
-    tools = [_tool_view(i, contract.tools[name], enums, counter) for i, name in enumerate(sorted(contract.tools))]
+    try:
+        tools = [_tool_view(i, contract.tools[name], enums, counter) for i, name in enumerate(sorted(contract.tools))]
+    finally:
+        _ISSUES.reset(token)
     digest = sha256 or contract_sha256(skill.skill_contract)
     skill_meta = Code(
         "rt.SkillMeta(\n"
@@ -505,6 +547,7 @@ def generate_module(skill: ir.SkillProfile, contract: ir.Contract, *, sha256: st
         skill_meta=skill_meta,
         tools=tools,
         enums=enums,
+        issues=issues,
         inputs=[_input_view(s) for s in contract.inputs.values()],
         outputs=[(literal(name), _output_meta(s)) for name, s in contract.outputs.items()],
     )

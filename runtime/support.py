@@ -536,3 +536,20 @@ def deep_copy(value: Any) -> Any:
 def json_value(text: str) -> Any:
     """A contract constant too deeply nested for a Python literal, carried as JSON text."""
     return json.loads(text)
+
+
+def enum_key(value: Any) -> tuple:
+    """A hashable key with exact JSON equality (`1`, `1.0`, `true` and `"1"` all differ), for the
+    `enum` sets of generated code (§5.3 step 5): scalars by kind, containers by canonical JSON."""
+    if value is None:
+        return ("n", None)
+    cls = type(value)
+    if cls is str:
+        return ("s", value)
+    if cls is bool:
+        return ("b", value)
+    if cls is int:
+        return ("i", value)
+    if cls is float:
+        return ("f", value)
+    return ("j", canonical(value))

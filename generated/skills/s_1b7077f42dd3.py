@@ -21,8 +21,16 @@ SKILL = rt.SkillMeta(
     compiler_version="0.1.0+codegen.1",
 )
 
-# Allowed values of `enum` arguments, as canonical JSON text (§5.3 step 5).
-_ENUM_0 = frozenset(['"DRAFT"', '"PUBLISHED"'])
+# Allowed values of `enum` arguments, as rt.enum_key keys: exact JSON equality (§5.3 step 5).
+_ENUM_0 = frozenset([("s", "DRAFT"), ("s", "PUBLISHED")])
+
+# What a failing argument asks of the runtime (§5.3 step 4, §5.5): one constant per case.
+_ISSUE_0 = rt.ParamIssue("CALL_TOOL", "articleId", "missing", label="Article", tool="cms_article_search")
+_ISSUE_1 = rt.ParamIssue("ASK_USER", "articleId", "provenance", label="Article")
+_ISSUE_2 = rt.ParamIssue("ASK_USER", "status", "missing", label="Status")
+_ISSUE_3 = rt.ParamIssue("ASK_USER", "status", "enum", label="Status")
+_ISSUE_4 = rt.ParamIssue("ASK_USER", "keyword", "missing", label="Keyword")
+_ISSUE_5 = rt.ParamIssue("ASK_USER", "keyword", "provenance", label="Keyword")
 
 
 # ---------------------------------------------------------------- tool 0: "cms_article_get"
@@ -39,21 +47,21 @@ def _t0_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "articleId"
-    vals = rt.arg_values(args, (("k", "articleId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("CALL_TOOL", "articleId", "missing", label="Article", tool="cms_article_search"))
+    v = args.get("articleId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_0)  # CALL_TOOL: missing
     else:
-        if all(ctx.evidence_has(v) for v in vals):
+        if ctx.evidence_has(v):
             src = "EVIDENCE"
-        elif all(ctx.prior_has(v, None) for v in vals):
+        elif ctx.prior_has(v, None):
             src = "PRIOR_TASK"
-        elif all(ctx.user_mentions("articleId", v) for v in vals):
+        elif ctx.user_mentions("articleId", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["articleId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "articleId", "provenance", label="Article"))
+            issues.append(_ISSUE_1)  # ASK_USER: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 
@@ -107,17 +115,17 @@ def _t1_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "status"
-    vals = rt.arg_values(args, (("k", "status"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "status", "missing", label="Status"))
+    v = args.get("status", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_2)  # ASK_USER: missing
     else:
         src = "MODEL"
         provenance["status"] = src
-        if any(rt.canonical(v) not in _ENUM_0 for v in vals):
-            issues.append(rt.ParamIssue("ASK_USER", "status", "enum", label="Status"))
+        if rt.enum_key(v) not in _ENUM_0:
+            issues.append(_ISSUE_3)  # ASK_USER: enum
     # "spaceId"
-    vals = rt.arg_values(args, (("k", "spaceId"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("spaceId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         src = bound.get("spaceId", "MODEL")
@@ -175,20 +183,20 @@ def _t2_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "keyword"
-    vals = rt.arg_values(args, (("k", "keyword"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "keyword", "missing", label="Keyword"))
+    v = args.get("keyword", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_4)  # ASK_USER: missing
     else:
-        if all(ctx.user_mentions("keyword", v) for v in vals):
+        if ctx.user_mentions("keyword", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["keyword"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "keyword", "provenance", label="Keyword"))
+            issues.append(_ISSUE_5)  # ASK_USER: provenance
     # "spaceId"
-    vals = rt.arg_values(args, (("k", "spaceId"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("spaceId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         src = bound.get("spaceId", "MODEL")

@@ -21,9 +21,34 @@ SKILL = rt.SkillMeta(
     compiler_version="0.1.0+codegen.1",
 )
 
-# Allowed values of `enum` arguments, as canonical JSON text (§5.3 step 5).
-_ENUM_0 = frozenset(['"ISSUED"', '"VOIDED"'])
-_ENUM_1 = frozenset(['"NORMAL"', '"SPECIAL"'])
+# Allowed values of `enum` arguments, as rt.enum_key keys: exact JSON equality (§5.3 step 5).
+_ENUM_0 = frozenset([("s", "ISSUED"), ("s", "VOIDED")])
+_ENUM_1 = frozenset([("s", "NORMAL"), ("s", "SPECIAL")])
+
+# What a failing argument asks of the runtime (§5.3 step 4, §5.5): one constant per case.
+_ISSUE_0 = rt.ParamIssue("ASK_USER", "orderNo", "missing", label="Order")
+_ISSUE_1 = rt.ParamIssue("ASK_USER", "orderNo", "provenance", label="Order")
+_ISSUE_2 = rt.ParamIssue("ASK_USER", "status", "enum", label="Status")
+_ISSUE_3 = rt.ParamIssue("ASK_USER", "orderNo", "missing", label="Order")
+_ISSUE_4 = rt.ParamIssue("REJECT", "orderNo", "provenance", label="Order")
+_ISSUE_5 = rt.ParamIssue("FAIL", "orderInfo.taxNo", "missing", label="Buyer tax number", message="The order's buyer has no tax number; add it to the order first.")
+_ISSUE_6 = rt.ParamIssue("REJECT", "orderInfo.taxNo", "provenance", label="Buyer tax number")
+_ISSUE_7 = rt.ParamIssue("ASK_USER", "orderInfo.buyerName", "missing", label="Buyer")
+_ISSUE_8 = rt.ParamIssue("REJECT", "orderInfo.buyerName", "provenance", label="Buyer")
+_ISSUE_9 = rt.ParamIssue("ASK_USER", "orderInfo.issuerId", "missing")
+_ISSUE_10 = rt.ParamIssue("REJECT", "orderInfo.issuerId", "provenance")
+_ISSUE_11 = rt.ParamIssue("ASK_USER", "orderInfo.organName", "missing")
+_ISSUE_12 = rt.ParamIssue("REJECT", "orderInfo.organName", "provenance")
+_ISSUE_13 = rt.ParamIssue("ASK_USER", "lines[].goodsCode", "missing", label="Goods code")
+_ISSUE_14 = rt.ParamIssue("REJECT", "lines[].goodsCode", "provenance", label="Goods code")
+_ISSUE_15 = rt.ParamIssue("ASK_USER", "lines[].qty", "missing")
+_ISSUE_16 = rt.ParamIssue("REJECT", "lines[].qty", "provenance")
+_ISSUE_17 = rt.ParamIssue("ASK_USER", "lines[].amount", "missing")
+_ISSUE_18 = rt.ParamIssue("REJECT", "lines[].amount", "provenance")
+_ISSUE_19 = rt.ParamIssue("ASK_USER", "invoiceType", "missing", label="Invoice type")
+_ISSUE_20 = rt.ParamIssue("ASK_USER", "invoiceType", "provenance", label="Invoice type")
+_ISSUE_21 = rt.ParamIssue("ASK_USER", "invoiceType", "enum", label="Invoice type")
+_ISSUE_22 = rt.ParamIssue("ASK_USER", "remark", "provenance", label="Remark")
 
 
 # ---------------------------------------------------------------- tool 0: "inv_invoice_find"
@@ -40,28 +65,28 @@ def _t0_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "orderNo"
-    vals = rt.arg_values(args, (("k", "orderNo"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "orderNo", "missing", label="Order"))
+    v = args.get("orderNo", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_0)  # ASK_USER: missing
     else:
-        if all(ctx.shared_has("orderNo", v) for v in vals):
+        if ctx.shared_has("orderNo", v):
             src = "SHARED"
-        elif all(ctx.user_mentions("orderNo", v) for v in vals):
+        elif ctx.user_mentions("orderNo", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["orderNo"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "orderNo", "provenance", label="Order"))
+            issues.append(_ISSUE_1)  # ASK_USER: provenance
     # "status"
-    vals = rt.arg_values(args, (("k", "status"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("status", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         src = "MODEL"
         provenance["status"] = src
-        if any(rt.canonical(v) not in _ENUM_0 for v in vals):
-            issues.append(rt.ParamIssue("ASK_USER", "status", "enum", label="Status"))
+        if rt.enum_key(v) not in _ENUM_0:
+            issues.append(_ISSUE_2)  # ASK_USER: enum
     return rt.ParamResult(provenance, rt.worst(issues))
 
 
@@ -144,103 +169,103 @@ def _t1_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "orderNo"
-    vals = rt.arg_values(args, (("k", "orderNo"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "orderNo", "missing", label="Order"))
+    v = args.get("orderNo", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_3)  # ASK_USER: missing
     else:
         src = bound.get("orderNo", "MODEL")
         provenance["orderNo"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "orderNo", "provenance", label="Order"))
+            issues.append(_ISSUE_4)  # REJECT: provenance
     # "orderInfo.taxNo"
-    vals = rt.arg_values(args, (("k", "orderInfo"), ("k", "taxNo")))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("FAIL", "orderInfo.taxNo", "missing", label="Buyer tax number", message="The order's buyer has no tax number; add it to the order first."))
+    v = rt.get_path(args, (("k", "orderInfo"), ("k", "taxNo")))
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_5)  # FAIL: missing
     else:
         src = bound.get("orderInfo.taxNo", "MODEL")
         provenance["orderInfo.taxNo"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "orderInfo.taxNo", "provenance", label="Buyer tax number"))
+            issues.append(_ISSUE_6)  # REJECT: provenance
     # "orderInfo.buyerName"
-    vals = rt.arg_values(args, (("k", "orderInfo"), ("k", "buyerName")))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "orderInfo.buyerName", "missing", label="Buyer"))
+    v = rt.get_path(args, (("k", "orderInfo"), ("k", "buyerName")))
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_7)  # ASK_USER: missing
     else:
         src = bound.get("orderInfo.buyerName", "MODEL")
         provenance["orderInfo.buyerName"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "orderInfo.buyerName", "provenance", label="Buyer"))
+            issues.append(_ISSUE_8)  # REJECT: provenance
     # "orderInfo.issuerId"
-    vals = rt.arg_values(args, (("k", "orderInfo"), ("k", "issuerId")))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "orderInfo.issuerId", "missing"))
+    v = rt.get_path(args, (("k", "orderInfo"), ("k", "issuerId")))
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_9)  # ASK_USER: missing
     else:
         src = bound.get("orderInfo.issuerId", "MODEL")
         provenance["orderInfo.issuerId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "orderInfo.issuerId", "provenance"))
+            issues.append(_ISSUE_10)  # REJECT: provenance
     # "orderInfo.organName"
-    vals = rt.arg_values(args, (("k", "orderInfo"), ("k", "organName")))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "orderInfo.organName", "missing"))
+    v = rt.get_path(args, (("k", "orderInfo"), ("k", "organName")))
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_11)  # ASK_USER: missing
     else:
         src = bound.get("orderInfo.organName", "MODEL")
         provenance["orderInfo.organName"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "orderInfo.organName", "provenance"))
+            issues.append(_ISSUE_12)  # REJECT: provenance
     # "lines[].goodsCode"
     vals = rt.arg_values(args, (("k", "lines"), ("e",), ("k", "goodsCode")))
     if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "lines[].goodsCode", "missing", label="Goods code"))
+        issues.append(_ISSUE_13)  # ASK_USER: missing
     else:
         src = bound.get("lines[].goodsCode", "MODEL")
         provenance["lines[].goodsCode"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "lines[].goodsCode", "provenance", label="Goods code"))
+            issues.append(_ISSUE_14)  # REJECT: provenance
     # "lines[].qty"
     vals = rt.arg_values(args, (("k", "lines"), ("e",), ("k", "qty")))
     if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "lines[].qty", "missing"))
+        issues.append(_ISSUE_15)  # ASK_USER: missing
     else:
         src = bound.get("lines[].qty", "MODEL")
         provenance["lines[].qty"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "lines[].qty", "provenance"))
+            issues.append(_ISSUE_16)  # REJECT: provenance
     # "lines[].amount"
     vals = rt.arg_values(args, (("k", "lines"), ("e",), ("k", "amount")))
     if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "lines[].amount", "missing"))
+        issues.append(_ISSUE_17)  # ASK_USER: missing
     else:
         src = bound.get("lines[].amount", "MODEL")
         provenance["lines[].amount"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "lines[].amount", "provenance"))
+            issues.append(_ISSUE_18)  # REJECT: provenance
     # "invoiceType"
-    vals = rt.arg_values(args, (("k", "invoiceType"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "invoiceType", "missing", label="Invoice type"))
+    v = args.get("invoiceType", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_19)  # ASK_USER: missing
     else:
-        if all(ctx.user_mentions("invoiceType", v) for v in vals):
+        if ctx.user_mentions("invoiceType", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["invoiceType"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "invoiceType", "provenance", label="Invoice type"))
-        if any(rt.canonical(v) not in _ENUM_1 for v in vals):
-            issues.append(rt.ParamIssue("ASK_USER", "invoiceType", "enum", label="Invoice type"))
+            issues.append(_ISSUE_20)  # ASK_USER: provenance
+        if rt.enum_key(v) not in _ENUM_1:
+            issues.append(_ISSUE_21)  # ASK_USER: enum
     # "remark"
-    vals = rt.arg_values(args, (("k", "remark"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("remark", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
-        if all(ctx.user_mentions("remark", v) for v in vals):
+        if ctx.user_mentions("remark", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["remark"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "remark", "provenance", label="Remark"))
+            issues.append(_ISSUE_22)  # ASK_USER: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 

@@ -21,8 +21,22 @@ SKILL = rt.SkillMeta(
     compiler_version="0.1.0+codegen.1",
 )
 
-# Allowed values of `enum` arguments, as canonical JSON text (§5.3 step 5).
-_ENUM_0 = frozenset(['"INTERNAL"', '"PUBLIC"'])
+# Allowed values of `enum` arguments, as rt.enum_key keys: exact JSON equality (§5.3 step 5).
+_ENUM_0 = frozenset([("s", "INTERNAL"), ("s", "PUBLIC")])
+
+# What a failing argument asks of the runtime (§5.3 step 4, §5.5): one constant per case.
+_ISSUE_0 = rt.ParamIssue("FAIL", "articleId", "missing", label="Article", message="No article in this conversation yet: find or create it first.")
+_ISSUE_1 = rt.ParamIssue("REJECT", "articleId", "provenance", label="Article")
+_ISSUE_2 = rt.ParamIssue("FAIL", "articleId", "missing", label="Article", message="No article in this conversation yet: find or create it first.")
+_ISSUE_3 = rt.ParamIssue("REJECT", "articleId", "provenance", label="Article")
+_ISSUE_4 = rt.ParamIssue("CALL_TOOL", "channelId", "missing", label="Channel", tool="cms_channel_list")
+_ISSUE_5 = rt.ParamIssue("REJECT", "channelId", "provenance", label="Channel")
+_ISSUE_6 = rt.ParamIssue("ASK_USER", "publisherId", "missing")
+_ISSUE_7 = rt.ParamIssue("REJECT", "publisherId", "provenance")
+_ISSUE_8 = rt.ParamIssue("ASK_USER", "visibility", "provenance", label="Visibility")
+_ISSUE_9 = rt.ParamIssue("ASK_USER", "visibility", "enum", label="Visibility")
+_ISSUE_10 = rt.ParamIssue("CALL_TOOL", "spaceId", "missing", label="Space", tool="cms_article_get")
+_ISSUE_11 = rt.ParamIssue("REJECT", "spaceId", "provenance", label="Space")
 
 
 # ---------------------------------------------------------------- tool 0: "cms_article_check"
@@ -81,14 +95,14 @@ def _t1_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "articleId"
-    vals = rt.arg_values(args, (("k", "articleId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("FAIL", "articleId", "missing", label="Article", message="No article in this conversation yet: find or create it first."))
+    v = args.get("articleId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_0)  # FAIL: missing
     else:
         src = bound.get("articleId", "MODEL")
         provenance["articleId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "articleId", "provenance", label="Article"))
+            issues.append(_ISSUE_1)  # REJECT: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 
@@ -147,51 +161,51 @@ def _t2_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "articleId"
-    vals = rt.arg_values(args, (("k", "articleId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("FAIL", "articleId", "missing", label="Article", message="No article in this conversation yet: find or create it first."))
+    v = args.get("articleId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_2)  # FAIL: missing
     else:
         src = bound.get("articleId", "MODEL")
         provenance["articleId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "articleId", "provenance", label="Article"))
+            issues.append(_ISSUE_3)  # REJECT: provenance
     # "channelId"
-    vals = rt.arg_values(args, (("k", "channelId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("CALL_TOOL", "channelId", "missing", label="Channel", tool="cms_channel_list"))
+    v = args.get("channelId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_4)  # CALL_TOOL: missing
     else:
-        if all(ctx.evidence_has(v) for v in vals):
+        if ctx.evidence_has(v):
             src = "EVIDENCE"
-        elif all(ctx.session_has("channelId", v) for v in vals):
+        elif ctx.session_has("channelId", v):
             src = "SESSION"
         else:
             src = "MODEL"
         provenance["channelId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "channelId", "provenance", label="Channel"))
+            issues.append(_ISSUE_5)  # REJECT: provenance
     # "publisherId"
-    vals = rt.arg_values(args, (("k", "publisherId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "publisherId", "missing"))
+    v = args.get("publisherId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_6)  # ASK_USER: missing
     else:
         src = bound.get("publisherId", "MODEL")
         provenance["publisherId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "publisherId", "provenance"))
+            issues.append(_ISSUE_7)  # REJECT: provenance
     # "visibility"
-    vals = rt.arg_values(args, (("k", "visibility"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("visibility", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
-        if all(ctx.user_mentions("visibility", v) for v in vals):
+        if ctx.user_mentions("visibility", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["visibility"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "visibility", "provenance", label="Visibility"))
-        if any(rt.canonical(v) not in _ENUM_0 for v in vals):
-            issues.append(rt.ParamIssue("ASK_USER", "visibility", "enum", label="Visibility"))
+            issues.append(_ISSUE_8)  # ASK_USER: provenance
+        if rt.enum_key(v) not in _ENUM_0:
+            issues.append(_ISSUE_9)  # ASK_USER: enum
     return rt.ParamResult(provenance, rt.worst(issues))
 
 
@@ -255,14 +269,14 @@ def _t3_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "spaceId"
-    vals = rt.arg_values(args, (("k", "spaceId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("CALL_TOOL", "spaceId", "missing", label="Space", tool="cms_article_get"))
+    v = args.get("spaceId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_10)  # CALL_TOOL: missing
     else:
         src = bound.get("spaceId", "MODEL")
         provenance["spaceId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "spaceId", "provenance", label="Space"))
+            issues.append(_ISSUE_11)  # REJECT: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 

@@ -21,8 +21,15 @@ SKILL = rt.SkillMeta(
     compiler_version="0.1.0+codegen.1",
 )
 
-# Allowed values of `enum` arguments, as canonical JSON text (§5.3 step 5).
-_ENUM_0 = frozenset(['"ISSUED"', '"VOIDED"'])
+# Allowed values of `enum` arguments, as rt.enum_key keys: exact JSON equality (§5.3 step 5).
+_ENUM_0 = frozenset([("s", "ISSUED"), ("s", "VOIDED")])
+
+# What a failing argument asks of the runtime (§5.3 step 4, §5.5): one constant per case.
+_ISSUE_0 = rt.ParamIssue("ASK_USER", "orderNo", "provenance", label="Order")
+_ISSUE_1 = rt.ParamIssue("ASK_USER", "invoiceNo", "provenance", label="Invoice number")
+_ISSUE_2 = rt.ParamIssue("ASK_USER", "status", "enum", label="Status")
+_ISSUE_3 = rt.ParamIssue("CALL_TOOL", "invoiceNo", "missing", label="Invoice number", tool="inv_invoice_find")
+_ISSUE_4 = rt.ParamIssue("ASK_USER", "invoiceNo", "provenance", label="Invoice number")
 
 
 # ---------------------------------------------------------------- tool 0: "inv_invoice_find"
@@ -39,45 +46,45 @@ def _t0_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "orderNo"
-    vals = rt.arg_values(args, (("k", "orderNo"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("orderNo", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
-        if all(ctx.user_mentions("orderNo", v) for v in vals):
+        if ctx.user_mentions("orderNo", v):
             src = "USER"
-        elif all(ctx.shared_has("orderNo", v) for v in vals):
+        elif ctx.shared_has("orderNo", v):
             src = "SHARED"
-        elif all(ctx.prior_has(v, None) for v in vals):
+        elif ctx.prior_has(v, None):
             src = "PRIOR_TASK"
         else:
             src = "MODEL"
         provenance["orderNo"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "orderNo", "provenance", label="Order"))
+            issues.append(_ISSUE_0)  # ASK_USER: provenance
     # "invoiceNo"
-    vals = rt.arg_values(args, (("k", "invoiceNo"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("invoiceNo", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
-        if all(ctx.user_mentions("invoiceNo", v) for v in vals):
+        if ctx.user_mentions("invoiceNo", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["invoiceNo"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "invoiceNo", "provenance", label="Invoice number"))
+            issues.append(_ISSUE_1)  # ASK_USER: provenance
     # "status"
-    vals = rt.arg_values(args, (("k", "status"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("status", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
-        if all(ctx.user_mentions("status", v) for v in vals):
+        if ctx.user_mentions("status", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["status"] = src
-        if any(rt.canonical(v) not in _ENUM_0 for v in vals):
-            issues.append(rt.ParamIssue("ASK_USER", "status", "enum", label="Status"))
+        if rt.enum_key(v) not in _ENUM_0:
+            issues.append(_ISSUE_2)  # ASK_USER: enum
     return rt.ParamResult(provenance, rt.worst(issues))
 
 
@@ -126,21 +133,21 @@ def _t1_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "invoiceNo"
-    vals = rt.arg_values(args, (("k", "invoiceNo"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("CALL_TOOL", "invoiceNo", "missing", label="Invoice number", tool="inv_invoice_find"))
+    v = args.get("invoiceNo", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_3)  # CALL_TOOL: missing
     else:
-        if all(ctx.user_mentions("invoiceNo", v) for v in vals):
+        if ctx.user_mentions("invoiceNo", v):
             src = "USER"
-        elif all(ctx.evidence_has(v) for v in vals):
+        elif ctx.evidence_has(v):
             src = "EVIDENCE"
-        elif all(ctx.prior_has(v, None) for v in vals):
+        elif ctx.prior_has(v, None):
             src = "PRIOR_TASK"
         else:
             src = "MODEL"
         provenance["invoiceNo"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "invoiceNo", "provenance", label="Invoice number"))
+            issues.append(_ISSUE_4)  # ASK_USER: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 

@@ -21,6 +21,12 @@ SKILL = rt.SkillMeta(
     compiler_version="0.1.0+codegen.1",
 )
 
+# What a failing argument asks of the runtime (§5.3 step 4, §5.5): one constant per case.
+_ISSUE_0 = rt.ParamIssue("ASK_USER", "articleId", "missing", label="Article")
+_ISSUE_1 = rt.ParamIssue("ASK_USER", "articleId", "provenance", label="Article")
+_ISSUE_2 = rt.ParamIssue("ASK_USER", "tag", "missing", label="Tag")
+_ISSUE_3 = rt.ParamIssue("ASK_USER", "tag", "provenance", label="Tag")
+
 
 # ---------------------------------------------------------------- tool 0: "cms_tag_add"
 
@@ -36,33 +42,33 @@ def _t0_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "articleId"
-    vals = rt.arg_values(args, (("k", "articleId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "articleId", "missing", label="Article"))
+    v = args.get("articleId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_0)  # ASK_USER: missing
     else:
-        if all(ctx.user_mentions("articleId", v) for v in vals):
+        if ctx.user_mentions("articleId", v):
             src = "USER"
-        elif all(ctx.evidence_has(v) for v in vals):
+        elif ctx.evidence_has(v):
             src = "EVIDENCE"
-        elif all(ctx.prior_has(v, None) for v in vals):
+        elif ctx.prior_has(v, None):
             src = "PRIOR_TASK"
         else:
             src = "MODEL"
         provenance["articleId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "articleId", "provenance", label="Article"))
+            issues.append(_ISSUE_1)  # ASK_USER: provenance
     # "tag"
-    vals = rt.arg_values(args, (("k", "tag"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "tag", "missing", label="Tag"))
+    v = args.get("tag", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_2)  # ASK_USER: missing
     else:
-        if all(ctx.user_mentions("tag", v) for v in vals):
+        if ctx.user_mentions("tag", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["tag"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "tag", "provenance", label="Tag"))
+            issues.append(_ISSUE_3)  # ASK_USER: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 

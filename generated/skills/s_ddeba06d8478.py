@@ -21,6 +21,25 @@ SKILL = rt.SkillMeta(
     compiler_version="0.1.0+codegen.1",
 )
 
+# What a failing argument asks of the runtime (§5.3 step 4, §5.5): one constant per case.
+_ISSUE_0 = rt.ParamIssue("CALL_TOOL", "spaceId", "missing", label="Space", tool="cms_space_get")
+_ISSUE_1 = rt.ParamIssue("REJECT", "spaceId", "provenance", label="Space")
+_ISSUE_2 = rt.ParamIssue("ASK_USER", "path", "missing", label="Page path")
+_ISSUE_3 = rt.ParamIssue("ASK_USER", "path", "provenance", label="Page path")
+_ISSUE_4 = rt.ParamIssue("ASK_USER", "title", "missing", label="Page title")
+_ISSUE_5 = rt.ParamIssue("ASK_USER", "authorId", "missing")
+_ISSUE_6 = rt.ParamIssue("REJECT", "authorId", "provenance")
+_ISSUE_7 = rt.ParamIssue("ASK_USER", "status", "missing")
+_ISSUE_8 = rt.ParamIssue("REJECT", "status", "provenance")
+_ISSUE_9 = rt.ParamIssue("ASK_USER", "blocks[].articleId", "missing", label="Article")
+_ISSUE_10 = rt.ParamIssue("REJECT", "blocks[].articleId", "provenance", label="Article")
+_ISSUE_11 = rt.ParamIssue("REJECT", "blocks[].heading", "provenance")
+_ISSUE_12 = rt.ParamIssue("ASK_USER", "spaceId", "missing", label="Space")
+_ISSUE_13 = rt.ParamIssue("REJECT", "spaceId", "provenance", label="Space")
+_ISSUE_14 = rt.ParamIssue("ASK_USER", "path", "provenance", label="Page path")
+_ISSUE_15 = rt.ParamIssue("ASK_USER", "spaceId", "missing", label="Space")
+_ISSUE_16 = rt.ParamIssue("ASK_USER", "spaceId", "provenance", label="Space")
+
 
 # ---------------------------------------------------------------- tool 0: "cms_page_create"
 
@@ -60,63 +79,63 @@ def _t0_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "spaceId"
-    vals = rt.arg_values(args, (("k", "spaceId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("CALL_TOOL", "spaceId", "missing", label="Space", tool="cms_space_get"))
+    v = args.get("spaceId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_0)  # CALL_TOOL: missing
     else:
         src = bound.get("spaceId", "MODEL")
         provenance["spaceId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "spaceId", "provenance", label="Space"))
+            issues.append(_ISSUE_1)  # REJECT: provenance
     # "path"
-    vals = rt.arg_values(args, (("k", "path"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "path", "missing", label="Page path"))
+    v = args.get("path", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_2)  # ASK_USER: missing
     else:
-        if all(ctx.user_mentions("path", v) for v in vals):
+        if ctx.user_mentions("path", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["path"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "path", "provenance", label="Page path"))
+            issues.append(_ISSUE_3)  # ASK_USER: provenance
     # "title"
-    vals = rt.arg_values(args, (("k", "title"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "title", "missing", label="Page title"))
+    v = args.get("title", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_4)  # ASK_USER: missing
     else:
-        if all(ctx.user_mentions("title", v) for v in vals):
+        if ctx.user_mentions("title", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["title"] = src
     # "authorId"
-    vals = rt.arg_values(args, (("k", "authorId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "authorId", "missing"))
+    v = args.get("authorId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_5)  # ASK_USER: missing
     else:
         src = bound.get("authorId", "MODEL")
         provenance["authorId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "authorId", "provenance"))
+            issues.append(_ISSUE_6)  # REJECT: provenance
     # "status"
-    vals = rt.arg_values(args, (("k", "status"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "status", "missing"))
+    v = args.get("status", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_7)  # ASK_USER: missing
     else:
         src = bound.get("status", "MODEL")
         provenance["status"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "status", "provenance"))
+            issues.append(_ISSUE_8)  # REJECT: provenance
     # "blocks[].articleId"
     vals = rt.arg_values(args, (("k", "blocks"), ("e",), ("k", "articleId")))
     if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "blocks[].articleId", "missing", label="Article"))
+        issues.append(_ISSUE_9)  # ASK_USER: missing
     else:
         src = bound.get("blocks[].articleId", "MODEL")
         provenance["blocks[].articleId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "blocks[].articleId", "provenance", label="Article"))
+            issues.append(_ISSUE_10)  # REJECT: provenance
     # "blocks[].heading"
     vals = rt.arg_values(args, (("k", "blocks"), ("e",), ("k", "heading")))
     if vals is None or rt.MISSING in vals:
@@ -125,10 +144,10 @@ def _t0_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
         src = bound.get("blocks[].heading", "MODEL")
         provenance["blocks[].heading"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "blocks[].heading", "provenance"))
+            issues.append(_ISSUE_11)  # REJECT: provenance
     # "breadcrumb"
-    vals = rt.arg_values(args, (("k", "breadcrumb"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("breadcrumb", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         src = bound.get("breadcrumb", "MODEL")
@@ -193,31 +212,31 @@ def _t1_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "spaceId"
-    vals = rt.arg_values(args, (("k", "spaceId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "spaceId", "missing", label="Space"))
+    v = args.get("spaceId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_12)  # ASK_USER: missing
     else:
-        if all(ctx.evidence_has(v) for v in vals):
+        if ctx.evidence_has(v):
             src = "EVIDENCE"
-        elif all(ctx.session_has("spaceId", v) for v in vals):
+        elif ctx.session_has("spaceId", v):
             src = "SESSION"
         else:
             src = "MODEL"
         provenance["spaceId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "spaceId", "provenance", label="Space"))
+            issues.append(_ISSUE_13)  # REJECT: provenance
     # "path"
-    vals = rt.arg_values(args, (("k", "path"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("path", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
-        if all(ctx.user_mentions("path", v) for v in vals):
+        if ctx.user_mentions("path", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["path"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "path", "provenance", label="Page path"))
+            issues.append(_ISSUE_14)  # ASK_USER: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 
@@ -266,21 +285,21 @@ def _t2_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "spaceId"
-    vals = rt.arg_values(args, (("k", "spaceId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "spaceId", "missing", label="Space"))
+    v = args.get("spaceId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_15)  # ASK_USER: missing
     else:
-        if all(ctx.session_has("spaceId", v) for v in vals):
+        if ctx.session_has("spaceId", v):
             src = "SESSION"
-        elif all(ctx.prior_has(v, None) for v in vals):
+        elif ctx.prior_has(v, None):
             src = "PRIOR_TASK"
-        elif all(ctx.user_mentions("spaceId", v) for v in vals):
+        elif ctx.user_mentions("spaceId", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["spaceId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "spaceId", "provenance", label="Space"))
+            issues.append(_ISSUE_16)  # ASK_USER: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 

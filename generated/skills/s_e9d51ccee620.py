@@ -21,6 +21,12 @@ SKILL = rt.SkillMeta(
     compiler_version="0.1.0+codegen.1",
 )
 
+# What a failing argument asks of the runtime (§5.3 step 4, §5.5): one constant per case.
+_ISSUE_0 = rt.ParamIssue("CALL_TOOL", "spaceId", "missing", label="Space", tool="cms_space_list")
+_ISSUE_1 = rt.ParamIssue("REJECT", "spaceId", "provenance", label="Space")
+_ISSUE_2 = rt.ParamIssue("ASK_USER", "organId", "missing")
+_ISSUE_3 = rt.ParamIssue("REJECT", "organId", "provenance")
+
 
 # ---------------------------------------------------------------- tool 0: "cms_channel_list"
 
@@ -41,14 +47,14 @@ def _t0_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "spaceId"
-    vals = rt.arg_values(args, (("k", "spaceId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("CALL_TOOL", "spaceId", "missing", label="Space", tool="cms_space_list"))
+    v = args.get("spaceId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_0)  # CALL_TOOL: missing
     else:
         src = bound.get("spaceId", "MODEL")
         provenance["spaceId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "spaceId", "provenance", label="Space"))
+            issues.append(_ISSUE_1)  # REJECT: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 
@@ -102,14 +108,14 @@ def _t1_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "organId"
-    vals = rt.arg_values(args, (("k", "organId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "organId", "missing"))
+    v = args.get("organId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_2)  # ASK_USER: missing
     else:
         src = bound.get("organId", "MODEL")
         provenance["organId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "organId", "provenance"))
+            issues.append(_ISSUE_3)  # REJECT: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 

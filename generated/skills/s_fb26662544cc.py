@@ -21,6 +21,16 @@ SKILL = rt.SkillMeta(
     compiler_version="0.1.0+codegen.1",
 )
 
+# What a failing argument asks of the runtime (§5.3 step 4, §5.5): one constant per case.
+_ISSUE_0 = rt.ParamIssue("ASK_USER", "title", "missing", label="Title")
+_ISSUE_1 = rt.ParamIssue("ASK_USER", "title", "provenance", label="Title")
+_ISSUE_2 = rt.ParamIssue("CALL_TOOL", "spaceId", "missing", label="Space", tool="cms_space_list")
+_ISSUE_3 = rt.ParamIssue("REJECT", "spaceId", "provenance", label="Space")
+_ISSUE_4 = rt.ParamIssue("ASK_USER", "authorId", "missing")
+_ISSUE_5 = rt.ParamIssue("REJECT", "authorId", "provenance")
+_ISSUE_6 = rt.ParamIssue("ASK_USER", "organId", "missing")
+_ISSUE_7 = rt.ParamIssue("REJECT", "organId", "provenance")
+
 
 # ---------------------------------------------------------------- tool 0: "cms_article_create"
 
@@ -41,38 +51,38 @@ def _t0_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "title"
-    vals = rt.arg_values(args, (("k", "title"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "title", "missing", label="Title"))
+    v = args.get("title", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_0)  # ASK_USER: missing
     else:
-        if all(ctx.user_mentions("title", v) for v in vals):
+        if ctx.user_mentions("title", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["title"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "title", "provenance", label="Title"))
+            issues.append(_ISSUE_1)  # ASK_USER: provenance
     # "spaceId"
-    vals = rt.arg_values(args, (("k", "spaceId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("CALL_TOOL", "spaceId", "missing", label="Space", tool="cms_space_list"))
+    v = args.get("spaceId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_2)  # CALL_TOOL: missing
     else:
-        if all(ctx.evidence_has(v) for v in vals):
+        if ctx.evidence_has(v):
             src = "EVIDENCE"
         else:
             src = "MODEL"
         provenance["spaceId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "spaceId", "provenance", label="Space"))
+            issues.append(_ISSUE_3)  # REJECT: provenance
     # "authorId"
-    vals = rt.arg_values(args, (("k", "authorId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "authorId", "missing"))
+    v = args.get("authorId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_4)  # ASK_USER: missing
     else:
         src = bound.get("authorId", "MODEL")
         provenance["authorId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "authorId", "provenance"))
+            issues.append(_ISSUE_5)  # REJECT: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 
@@ -126,14 +136,14 @@ def _t1_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "organId"
-    vals = rt.arg_values(args, (("k", "organId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "organId", "missing"))
+    v = args.get("organId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_6)  # ASK_USER: missing
     else:
         src = bound.get("organId", "MODEL")
         provenance["organId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "organId", "provenance"))
+            issues.append(_ISSUE_7)  # REJECT: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 

@@ -21,8 +21,20 @@ SKILL = rt.SkillMeta(
     compiler_version="0.1.0+codegen.1",
 )
 
-# Allowed values of `enum` arguments, as canonical JSON text (§5.3 step 5).
-_ENUM_0 = frozenset(['"ISSUED"', '"VOIDED"'])
+# Allowed values of `enum` arguments, as rt.enum_key keys: exact JSON equality (§5.3 step 5).
+_ENUM_0 = frozenset([("s", "ISSUED"), ("s", "VOIDED")])
+
+# What a failing argument asks of the runtime (§5.3 step 4, §5.5): one constant per case.
+_ISSUE_0 = rt.ParamIssue("ASK_USER", "invoiceNo", "provenance", label="Invoice number")
+_ISSUE_1 = rt.ParamIssue("ASK_USER", "status", "enum", label="Status")
+_ISSUE_2 = rt.ParamIssue("CALL_TOOL", "invoiceNo", "missing", label="Invoice", tool="inv_invoice_find")
+_ISSUE_3 = rt.ParamIssue("REJECT", "invoiceNo", "provenance", label="Invoice")
+_ISSUE_4 = rt.ParamIssue("ASK_USER", "reason", "missing", label="Reason")
+_ISSUE_5 = rt.ParamIssue("ASK_USER", "reason", "provenance", label="Reason")
+_ISSUE_6 = rt.ParamIssue("ASK_USER", "operatorId", "missing")
+_ISSUE_7 = rt.ParamIssue("REJECT", "operatorId", "provenance")
+_ISSUE_8 = rt.ParamIssue("ASK_USER", "deptPath", "missing")
+_ISSUE_9 = rt.ParamIssue("REJECT", "deptPath", "provenance")
 
 
 # ---------------------------------------------------------------- tool 0: "inv_invoice_find"
@@ -39,28 +51,28 @@ def _t0_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "invoiceNo"
-    vals = rt.arg_values(args, (("k", "invoiceNo"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("invoiceNo", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
-        if all(ctx.user_mentions("invoiceNo", v) for v in vals):
+        if ctx.user_mentions("invoiceNo", v):
             src = "USER"
-        elif all(ctx.evidence_has(v) for v in vals):
+        elif ctx.evidence_has(v):
             src = "EVIDENCE"
         else:
             src = "MODEL"
         provenance["invoiceNo"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "invoiceNo", "provenance", label="Invoice number"))
+            issues.append(_ISSUE_0)  # ASK_USER: provenance
     # "status"
-    vals = rt.arg_values(args, (("k", "status"),))
-    if vals is None or rt.MISSING in vals:
+    v = args.get("status", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         src = "MODEL"
         provenance["status"] = src
-        if any(rt.canonical(v) not in _ENUM_0 for v in vals):
-            issues.append(rt.ParamIssue("ASK_USER", "status", "enum", label="Status"))
+        if rt.enum_key(v) not in _ENUM_0:
+            issues.append(_ISSUE_1)  # ASK_USER: enum
     return rt.ParamResult(provenance, rt.worst(issues))
 
 
@@ -119,49 +131,49 @@ def _t1_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "invoiceNo"
-    vals = rt.arg_values(args, (("k", "invoiceNo"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("CALL_TOOL", "invoiceNo", "missing", label="Invoice", tool="inv_invoice_find"))
+    v = args.get("invoiceNo", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_2)  # CALL_TOOL: missing
     else:
-        if all(ctx.evidence_has(v) for v in vals):
+        if ctx.evidence_has(v):
             src = "EVIDENCE"
-        elif all(ctx.prior_has(v, None) for v in vals):
+        elif ctx.prior_has(v, None):
             src = "PRIOR_TASK"
         else:
             src = "MODEL"
         provenance["invoiceNo"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "invoiceNo", "provenance", label="Invoice"))
+            issues.append(_ISSUE_3)  # REJECT: provenance
     # "reason"
-    vals = rt.arg_values(args, (("k", "reason"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "reason", "missing", label="Reason"))
+    v = args.get("reason", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_4)  # ASK_USER: missing
     else:
-        if all(ctx.user_mentions("reason", v) for v in vals):
+        if ctx.user_mentions("reason", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["reason"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "reason", "provenance", label="Reason"))
+            issues.append(_ISSUE_5)  # ASK_USER: provenance
     # "operatorId"
-    vals = rt.arg_values(args, (("k", "operatorId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "operatorId", "missing"))
+    v = args.get("operatorId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_6)  # ASK_USER: missing
     else:
         src = bound.get("operatorId", "MODEL")
         provenance["operatorId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "operatorId", "provenance"))
+            issues.append(_ISSUE_7)  # REJECT: provenance
     # "deptPath"
-    vals = rt.arg_values(args, (("k", "deptPath"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "deptPath", "missing"))
+    v = args.get("deptPath", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_8)  # ASK_USER: missing
     else:
         src = bound.get("deptPath", "MODEL")
         provenance["deptPath"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "deptPath", "provenance"))
+            issues.append(_ISSUE_9)  # REJECT: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 

@@ -21,6 +21,14 @@ SKILL = rt.SkillMeta(
     compiler_version="0.1.0+codegen.1",
 )
 
+# What a failing argument asks of the runtime (§5.3 step 4, §5.5): one constant per case.
+_ISSUE_0 = rt.ParamIssue("ASK_USER", "articleId", "missing", label="Article")
+_ISSUE_1 = rt.ParamIssue("REJECT", "articleId", "provenance", label="Article")
+_ISSUE_2 = rt.ParamIssue("ASK_USER", "title", "missing", label="New title")
+_ISSUE_3 = rt.ParamIssue("ASK_USER", "title", "provenance", label="New title")
+_ISSUE_4 = rt.ParamIssue("ASK_USER", "editorId", "missing")
+_ISSUE_5 = rt.ParamIssue("REJECT", "editorId", "provenance")
+
 
 # ---------------------------------------------------------------- tool 0: "cms_article_rename"
 
@@ -46,35 +54,35 @@ def _t0_check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.Para
     provenance: dict[str, str] = {}
     issues: list[rt.ParamIssue] = []
     # "articleId"
-    vals = rt.arg_values(args, (("k", "articleId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "articleId", "missing", label="Article"))
+    v = args.get("articleId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_0)  # ASK_USER: missing
     else:
         src = bound.get("articleId", "MODEL")
         provenance["articleId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "articleId", "provenance", label="Article"))
+            issues.append(_ISSUE_1)  # REJECT: provenance
     # "title"
-    vals = rt.arg_values(args, (("k", "title"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "title", "missing", label="New title"))
+    v = args.get("title", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_2)  # ASK_USER: missing
     else:
-        if all(ctx.user_mentions("title", v) for v in vals):
+        if ctx.user_mentions("title", v):
             src = "USER"
         else:
             src = "MODEL"
         provenance["title"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("ASK_USER", "title", "provenance", label="New title"))
+            issues.append(_ISSUE_3)  # ASK_USER: provenance
     # "editorId"
-    vals = rt.arg_values(args, (("k", "editorId"),))
-    if vals is None or rt.MISSING in vals:
-        issues.append(rt.ParamIssue("ASK_USER", "editorId", "missing"))
+    v = args.get("editorId", rt.MISSING)
+    if v is rt.MISSING or v is None or v == "":
+        issues.append(_ISSUE_4)  # ASK_USER: missing
     else:
         src = bound.get("editorId", "MODEL")
         provenance["editorId"] = src
         if src == "MODEL":
-            issues.append(rt.ParamIssue("REJECT", "editorId", "provenance"))
+            issues.append(_ISSUE_5)  # REJECT: provenance
     return rt.ParamResult(provenance, rt.worst(issues))
 
 
