@@ -10,6 +10,7 @@ turn costs one hash comparison per unchanged skill.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import itertools
 import json
@@ -43,6 +44,18 @@ class AgentTemplate:
     skills: tuple[str, ...]
     graph: nx.DiGraph
     delegation_catalog: tuple[str, ...]
+
+
+def _compile_on_load(source: str | os.PathLike[str], out_dir: Path) -> None:
+    """Rebuild `out_dir` from a studio source. The compiler is an optional extra: it is looked up
+    by name at run time, so a deployed runtime never depends on it (nor on Lark)."""
+    try:
+        build = importlib.import_module("skillc.compiler.build")
+    except ImportError as exc:
+        raise CompiledStudioError(
+            f"compiling {source} on load needs the compiler extra (pip install 'skillc[compiler]'); "
+            "or compile ahead of time with `skillc compile` and load the directory") from exc
+    build.compile_studio(source, out_dir)
 
 
 def _import(path: Path, key: str) -> ModuleType:
@@ -93,9 +106,7 @@ class CompiledStudio:
         """Re-read the manifest (after rebuilding from `source`, when set); re-import changed
         modules and graphs only. Returns True when anything changed."""
         if self.source is not None:
-            from skillc.compiler.build import compile_studio  # compile-on-load: compiler extra
-
-            compile_studio(self.source, self.out_dir)
+            _compile_on_load(self.source, self.out_dir)
         path = self.out_dir / MANIFEST
         try:
             st = path.stat()
