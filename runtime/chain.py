@@ -130,14 +130,15 @@ def step_arg_policy(c: Call) -> CallResult | None:
                           "send the arguments as one JSON object", args=c.raw)
     if not isinstance(raw, dict):
         return reject("ARG_REJECTED", "arguments must be a JSON object", "send the arguments as one JSON object", args=raw)
-    c.args = copy.deepcopy(raw)
+    c.args = raw if isinstance(c.raw, str) else copy.deepcopy(raw)  # parsed text is already ours
     info = c.env.catalog.get(c.tool)
     exempt = {a.path.split(".")[0].replace("[]", "") for a in c.meta.args.values() if a.bound} if c.meta else set()
     missing = [r for r in _required_of(info.input_schema if info else None)
                if r not in exempt and (r not in c.args or c.args[r] is None)]
     if missing:
+        # c.trace_args(): sensitive values never reach the trace, not even in a refusal.
         return reject("ARG_REJECTED", f"missing required argument(s): {', '.join(missing)}",
-                      "call again with every required argument", args=c.args)
+                      "call again with every required argument", args=c.trace_args())
     return None
 
 
@@ -209,12 +210,28 @@ def step_write_gate(c: Call) -> CallResult | None:
         if prev.status in ("UNKNOWN", "UNKNOWN_PRE_CALL"):
             return reject("WRITE_PENDING_VERIFY", f"the outcome of the same write ({prev.id}) is not known yet",
                           "wait until it is verified; do not send it again", c.trace_args())
-    if c.approved or not approval_needed(c.tool, c.meta, env.settings):
+    if c.approved:
+        return _confirmed_unchanged(c)
+    if not approval_needed(c.tool, c.meta, env.settings):
         return None
     summary = approval_summary(c.meta, c.args)
     c.node.pending = PendingApproval(tool=c.tool, args=copy.deepcopy(c.args), summary=summary)
     return reject("APPROVAL_REQUIRED", f"{c.tool} changes data and needs the user's confirmation",
                   f"call builtin_node_approval with a short summary and toolName \"{c.tool}\"", c.trace_args())
+
+
+def _confirmed_unchanged(c: Call) -> CallResult | None:
+    """§14.1 step 3: a confirmed write runs only if its parameter summary is what the user saw;
+    otherwise the new call is gated again (the user must confirm what will really be sent)."""
+    pending = c.node.pending
+    if pending is None or pending.tool != c.tool:
+        return None
+    summary = approval_summary(c.meta, c.args)
+    if summary == pending.summary:
+        return None
+    c.node.pending = PendingApproval(tool=c.tool, args=copy.deepcopy(c.args), summary=summary)
+    return reject("APPROVAL_REQUIRED", f"the arguments of {c.tool} changed after the user confirmed; it was not sent",
+                  f"call builtin_node_approval again with toolName \"{c.tool}\"", c.trace_args())
 
 
 BEFORE: tuple[Callable[[Call], CallResult | None], ...] = (
@@ -243,7 +260,7 @@ async def invoke(c: Call) -> CallResult:
     """The call itself, then ResponseContract, Evidence and the fingerprint count."""
     env, node, meta = c.env, c.node, c.meta
     write = meta is not None and meta.side_effect == "WRITE"
-    ev = Evidence(id="", task=env.task.id if env.task else "", node=node.id, tool=c.tool, args=copy.deepcopy(c.args),
+    ev = Evidence(id="", task=env.task.id if env.task else "", node=node.id, tool=c.tool, args=c.args,
                   side_effect="WRITE" if write else "NONE", turn=env.session.turn, idem_key=c.idem)
     if write:
         env.register_evidence(ev)  # pre-registered and committed before the tool is called
@@ -299,7 +316,8 @@ def settle_success(env: "Env", ev: Evidence, meta: rt.ToolMeta | None, response:
         extraction = meta.extract(response, ev.args)
         ev.empty = extraction.empty
         if ev.business_ok:
-            ev.values = dict(extraction.values)
+            # An extract whose path is absent holds no value (MISSING must not reach the store).
+            ev.values = {k: v for k, v in extraction.values.items() if v is not rt.MISSING}
             ev.entities = [dict(e, task=ev.task, evidence=ev.id) for e in extraction.entities]
             env.session.entities.extend(ev.entities)
     env.put_evidence(ev)
