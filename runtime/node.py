@@ -34,7 +34,8 @@ async def run_node(env: "Env", node: NodeState) -> str:
             return outcome
         if node.steps >= env.settings.node_step_limit:
             return finish_node(env, node, FAILED, reason=f"step limit ({env.settings.node_step_limit}) reached")
-        request = ModelRequest(purpose="step", messages=node.messages, tools=tool_specs(env, node))
+        # a snapshot: the conversation grows after the request (a recording model must see what was sent)
+        request = ModelRequest(purpose="step", messages=list(node.messages), tools=tool_specs(env, node))
         response = await env.rt.model.complete(request)
         node.steps += 1
         assistant: dict[str, Any] = {"role": "assistant", "content": response.text or None}
