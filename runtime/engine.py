@@ -122,6 +122,24 @@ class Session:
             out["expected_fields"] = node.follow_up.expected_fields
         return out
 
+    def state(self) -> dict[str, Any]:
+        """A read-only summary: turn, tasks with node states, session values, entities, evidence."""
+        task = self.task
+        return {
+            "session": self.session.id,
+            "turn": self.session.turn,
+            "tasks": list(self.session.tasks),
+            "active_task": None if task is None else {
+                "id": task.id, "state": task.state, "agent": task.agent,
+                "nodes": {n: {"skill": task.nodes[n].skill, "state": task.nodes[n].state,
+                              "target": task.nodes[n].target} for n in task.order}},
+            "values": dict(self.session.values),
+            "entities": list(self.session.entities),
+            "evidence": {e.id: {"tool": e.tool, "status": e.status, "business_ok": e.business_ok}
+                         for e in self.evidence.values()},
+            "pending": self.pending(),
+        }
+
     # ------------------------------------------------------------ helpers used across the runtime
 
     @property
