@@ -73,6 +73,9 @@ async def _run_calls(env: "Env", node: NodeState, calls: list[ToolCall]) -> str 
 
 def _after(env: "Env", node: NodeState, result: CallResult) -> str | None:
     """Apply a call's effect on the node; the outcome when the node stops running."""
+    if result.ok:
+        # decision 13: any successful call ends a run of refusals, also one that suspends or delegates
+        node.no_progress = 0
     if result.effect == "finish":
         return finish_node(env, node, DONE, output=node.output_text)
     if result.effect == "fail":
@@ -83,9 +86,7 @@ def _after(env: "Env", node: NodeState, result: CallResult) -> str | None:
     if result.effect == "delegate":
         node.state = "WAITING"
         return WAITING
-    if result.ok:
-        node.no_progress = 0
-    else:
+    if not result.ok:
         node.no_progress += 1
         if node.no_progress >= env.settings.no_progress_limit:
             return finish_node(env, node, FAILED,

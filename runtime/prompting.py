@@ -60,8 +60,13 @@ def node_system_prompt(env: "Env", node: NodeState) -> str:
     outputs = [{"name": o.name, "type": o.type, "fields": list(o.fields), "min_items": o.min_items,
                 "required": o.required, "sources": list(o.sources), "hint": o.hint} for o in module.OUTPUTS.values()]
     skill = {"key": module.SKILL.key, "name": module.SKILL.name, "manual": module.SKILL.manual}
+    # §1.3: the catalog lists the builtins too (those offered now; approval joins once a write is gated)
+    offered = builtins.offered(env, node)
+    node_builtins = [{"name": n, "description": builtins.SPECS[n].description}
+                     for n in offered if not n.startswith("builtin_env_")]
+    env_builtins = [n for n in offered if n.startswith("builtin_env_")]
     return render("node_system.j2", agent=env.agent_profile(), skill=skill, node=node, tools=tools,
-                  inputs=inputs, outputs=outputs)
+                  inputs=inputs, outputs=outputs, builtins=node_builtins, env_builtins=env_builtins)
 
 
 def step_messages(env: "Env", node: NodeState) -> list[dict[str, Any]]:
