@@ -203,7 +203,7 @@ def _source_problem(env: "Env", node: NodeState, spec: Any, value: Any, source: 
         if not ref:
             return "EVIDENCE_PATH_INVALID", "sourceRef (the evidence id) is empty"
         ev = env.evidence.get(str(ref))
-        if ev is None or ev.status != "SUCCESS":
+        if ev is None or not ev.completed:  # §9: evidence is a business-successful call (empty counts)
             return "SOURCE_REJECT", f"no successful evidence {ref}"
         parts = tuple(("i", int(p)) if p.isdigit() else ("k", p) for p in str(path or "").split(".") if p)
         found = rt.get_path(ev.response, parts)
