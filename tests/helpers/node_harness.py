@@ -91,7 +91,7 @@ class Harness:
         self.progress: list[tuple[str, str]] = []
         self.store = Store(tmp / "store.sqlite")
         self.runtime = Runtime(compiled, self.gateway, self.model, self.store, self.settings,
-                               clock=lambda: self.now, seed=7, on_progress=lambda t, l: self.progress.append((t, l)))
+                               clock=lambda: self.now, seed=7, on_progress=lambda tool, label: self.progress.append((tool, label)))
 
     async def session(self) -> Session:
         """A fresh session with the default platform identity."""
