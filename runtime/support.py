@@ -308,7 +308,9 @@ def arg_values(args: dict, parts: tuple) -> list[Any] | None:
 
 def fill_template(args: dict, parts: tuple, values: Any) -> bool:
     """§5.4 array template: fill `parts` (with `[]`) item by item from `values`, only where the
-    model gave none. Returns True when anything was bound."""
+    model gave none. True when the argument now comes wholly from the template: every item holds
+    the template's value at its index. A value the model gave that differs (or an item beyond the
+    template) keeps the model as the source, so it is still checked (§5.3 step 3: MODEL)."""
     split = split_each(parts)
     if split is None or not isinstance(values, list):
         return False
@@ -319,7 +321,6 @@ def fill_template(args: dict, parts: tuple, values: Any) -> bool:
         set_path(args, before, items)
         if get_path(args, before) is not items:
             return False
-    bound = False
     for i, v in enumerate(values):
         if v is MISSING:
             continue
@@ -335,8 +336,13 @@ def fill_template(args: dict, parts: tuple, values: Any) -> bool:
             if has_value(items[i]):
                 continue
             items[i] = v
-        bound = True
-    return bound
+    if not items or len(items) > len(values):
+        return False
+    for i, item in enumerate(items):
+        got = (get_path(item, after) if isinstance(item, dict) else MISSING) if after else item
+        if values[i] is MISSING or canonical(got) != canonical(values[i]):
+            return False
+    return True
 
 
 def unique_evidence(value: Any) -> Any:

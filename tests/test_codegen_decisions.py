@@ -339,10 +339,15 @@ def test_array_template_fills_only_missing_items() -> None:
     meta = compile_contract({"tools": {"t": {"args": {"lines[].code": {"from": "inputs.items[].code"}}}}}).TOOLS["t"]
     ctx = FakeCtx(inputs={"items": [{"code": "A"}, {"code": "B"}, {"code": "C"}]})
     args: dict[str, Any] = {"lines": [{"code": "x", "qty": 1}, {"qty": 2}]}
-    assert meta.bind(args, ctx) == {"lines[].code": "NODE_OUTPUT"}
+    # "x" stays the model's: the argument is not bound, so its provenance is still checked
+    assert meta.bind(args, ctx) == {}
     assert args == {"lines": [{"code": "x", "qty": 1}, {"code": "B", "qty": 2}, {"code": "C"}]}
+    same: dict[str, Any] = {"lines": [{"code": "A", "qty": 1}, {"qty": 2}]}
+    assert meta.bind(same, ctx) == {"lines[].code": "NODE_OUTPUT"}  # the model's value is the template's
+    extra: dict[str, Any] = {"lines": [{}, {}, {}, {"code": "Z"}]}
+    assert meta.bind(extra, ctx) == {}  # an item beyond the template is the model's
     empty: dict[str, Any] = {}
-    meta.bind(empty, ctx)
+    assert meta.bind(empty, ctx) == {"lines[].code": "NODE_OUTPUT"}
     assert empty == {"lines": [{"code": "A"}, {"code": "B"}, {"code": "C"}]}
 
 
