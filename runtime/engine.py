@@ -16,7 +16,7 @@ from skillc.runtime.chain import run_chain
 from skillc.runtime.completion import resolve_target
 from skillc.runtime.context import NodeContext
 from skillc.runtime.model.base import Model, ModelError
-from skillc.runtime.node import finish_node, question_of, record, run_node, settle_write, suspend
+from skillc.runtime.node import after_call, finish_node, question_of, record, run_node, settle_write, suspend
 from skillc.runtime.planner import PlanningFailed, choose_skills, plan, route
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
 from skillc.runtime.store import Store
@@ -218,7 +218,7 @@ class Session:
             return
         meta = self.skill_module(node.skill).TOOLS.get(tool)
         info = self.catalog.get(tool)
-        label = (meta.label if meta and meta.label else None) or (info.title if info and info.title else None) or "Working"
+        label = (meta.label if meta and meta.label else None) or (info.title if info and info.title else None) or "正在处理"
         self.rt.on_progress(tool, label)
 
     def add_delegate(self, parent: NodeState, skill: str, objective: str) -> NodeState:
@@ -365,6 +365,7 @@ class Session:
             result = await run_chain(self, node, pending.tool, pending.args, approved=True)
             node.pending = None if result.error != "APPROVAL_REQUIRED" else node.pending
             record(self, node, pending.tool, result, call_id=None)
+            after_call(self, node, result)
             return await self._execute()
         node.pending = None
         tool = pending.tool

@@ -62,7 +62,7 @@ async def _run_calls(env: "Env", node: NodeState, calls: list[ToolCall]) -> str 
     for i, tc in enumerate(calls):
         result = await dispatch(env, node, tc.name, tc.arguments)
         record(env, node, tc.name, result, call_id=tc.id)
-        outcome = _after(env, node, result)
+        outcome = after_call(env, node, result)
         if outcome:
             for rest in calls[i + 1 :]:
                 node.messages.append({"role": "tool", "tool_call_id": rest.id,
@@ -71,7 +71,7 @@ async def _run_calls(env: "Env", node: NodeState, calls: list[ToolCall]) -> str 
     return None
 
 
-def _after(env: "Env", node: NodeState, result: CallResult) -> str | None:
+def after_call(env: "Env", node: NodeState, result: CallResult) -> str | None:
     """Apply a call's effect on the node; the outcome when the node stops running."""
     if result.ok:
         # decision 13: any successful call ends a run of refusals, also one that suspends or delegates
