@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillc.runtime.mcp.gateway import InProcessServer
+from skillc.runtime.mcp.observe import StreamWrapper
 
 FAULTS = ("timeout", "io", "rpc", "unreachable", "invalid_params", "crash")
 _KINDS = ("json", "text", "error", "fault")
@@ -192,11 +193,11 @@ class _CannedConnection:
         return types.CallToolResult(content=[types.TextContent(type="text", text=value)], is_error=kind == "error")
 
 
-class _FaultInjectingWrite:
+class _FaultInjectingWrite(StreamWrapper):
     """Client->server stream: takes the tool's next answer as each `tools/call` goes out."""
 
     def __init__(self, inner: Any, conn: _CannedConnection) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._conn = conn
 
     async def send(self, item: Any) -> None:
@@ -213,20 +214,6 @@ class _FaultInjectingWrite:
                     raise anyio.BrokenResourceError(f"canned tool {name!r} is unreachable")
                 self._conn.assigned[message.id] = (name, response)
         await self._inner.send(item)
-
-    def close(self) -> None:
-        """Close without waiting."""
-        self._inner.close()
-
-    async def aclose(self) -> None:
-        """Close the stream (the server sees end of input)."""
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _FaultInjectingWrite:
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.aclose()
 
 
 def build_canned_server(tools: list[dict[str, Any]], *, on_invoked: Callable[[str, dict[str, Any]], None],

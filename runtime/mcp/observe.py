@@ -39,11 +39,34 @@ class Link:
     write_failed: bool = False
 
 
-class ObservedRead:
+class StreamWrapper:
+    """A stream that forwards to another one: closing and `async with` delegate to the inner stream."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def close(self) -> None:
+        """Close without waiting (memory streams)."""
+        closer = getattr(self._inner, "close", None)
+        if closer is not None:
+            closer()
+
+    async def aclose(self) -> None:
+        """Close the inner stream."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+class ObservedRead(StreamWrapper):
     """Read side: notes the end of the stream (the peer hung up or the transport closed)."""
 
     def __init__(self, inner: Any, link: Link) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._link = link
 
     @property
@@ -72,28 +95,13 @@ class ObservedRead:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    def close(self) -> None:
-        """Close without waiting (memory streams)."""
-        closer = getattr(self._inner, "close", None)
-        if closer is not None:
-            closer()
-
-    async def aclose(self) -> None:
-        """Close the inner stream."""
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> ObservedRead:
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.aclose()
 
 
-class ObservedWrite:
+class ObservedWrite(StreamWrapper):
     """Write side: reports `on_invoked` just before a `tools/call` goes out and whether it went."""
 
     def __init__(self, inner: Any, link: Link) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._link = link
 
     async def send(self, item: Any) -> None:
@@ -119,21 +127,6 @@ class ObservedWrite:
         if is_call and record is not None:
             record.sent = True
 
-    def close(self) -> None:
-        """Close without waiting (memory streams)."""
-        closer = getattr(self._inner, "close", None)
-        if closer is not None:
-            closer()
-
-    async def aclose(self) -> None:
-        """Close the inner stream."""
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> ObservedWrite:
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.aclose()
 
 
 class ObservedTransport:
