@@ -43,6 +43,18 @@ def check_skill(profile: ir.SkillProfile) -> tuple[ir.Contract | None, list[Diag
     return contract, diags
 
 
+def agent_diagnostics(agent: ir.AgentProfile, known: set[str] | frozenset[str],
+                      loadable: set[str] | frozenset[str]) -> list[Diagnostic]:
+    """SC301 for bindings to unknown skill keys, SC302 when none of the agent's skills loads."""
+    where = agent.source.origin if agent.source else f"agent {agent.agent_code}"
+    out = [make("SC301", "warning", f"agent '{agent.agent_code}' is bound to unknown skill '{key}'",
+                text=None, span=None, skill=None, file=where) for key in agent.skills if key not in known]
+    if not any(k in loadable for k in agent.skills):
+        out.append(make("SC302", "warning", f"agent '{agent.agent_code}' has no loadable skill: planning fails for it (§16)",
+                        text=None, span=None, skill=None, file=where))
+    return out
+
+
 def check_studio(studio: ir.Studio) -> FrontendResult:
     """Parse + validate every ACTIVE skill; warn about agents bound to unknown skills (SC301) and
     agents left with no loadable skill (SC302: planning fails for them, §16)."""
@@ -59,14 +71,6 @@ def check_studio(studio: ir.Studio) -> FrontendResult:
         else:
             result.contracts[profile.skill_key] = contract
     for agent in studio.agents:
-        if agent.status != "ACTIVE":
-            continue
-        where = agent.source.origin if agent.source else f"agent {agent.agent_code}"
-        for key in agent.skills:
-            if key not in known:
-                result.diagnostics.append(make("SC301", "warning", f"agent '{agent.agent_code}' is bound to unknown skill '{key}'",
-                                               text=None, span=None, skill=None, file=where))
-        if not any(k in result.contracts for k in agent.skills):
-            result.diagnostics.append(make("SC302", "warning", f"agent '{agent.agent_code}' has no loadable skill: planning fails for it (§16)",
-                                           text=None, span=None, skill=None, file=where))
+        if agent.status == "ACTIVE":
+            result.diagnostics += agent_diagnostics(agent, known, set(result.contracts))
     return result

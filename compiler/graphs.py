@@ -18,6 +18,7 @@ import networkx as nx
 from skillc.compiler import ir
 from skillc.compiler.codegen import parts_of
 from skillc.compiler.diagnostics import Diagnostic
+from skillc.compiler.frontend import agent_diagnostics
 
 PROFILE_FIELDS: tuple[str, ...] = (
     "agent_name",
@@ -28,10 +29,7 @@ PROFILE_FIELDS: tuple[str, ...] = (
     "principle_desc",
 )
 
-# Diagnostic codes of this module (graph templates). The agent-level pair repeats the front end's
-# SC301/SC302 (check_studio) because an incremental build re-checks only the changed skills.
-AGENT_SKILL_UNKNOWN = "SC301"
-AGENT_NO_SKILL = "SC302"
+# Diagnostic codes of this module (graph templates).
 PROVIDER_UNKNOWN = "SC401"
 PROVIDER_OTHER_AGENT = "SC402"
 PROVIDER_SELF = "SC403"
@@ -101,26 +99,8 @@ def build_agent_graph(
     files = files or {}
     diags: list[Diagnostic] = []
     members = sorted(k for k in set(agent.skills) if k in facts)
-    where = agent.source.origin if agent.source else f"agent {agent.agent_code}"
-    for key in agent.skills:
-        if key not in all_keys:
-            diags.append(
-                Diagnostic(
-                    code=AGENT_SKILL_UNKNOWN,
-                    severity="warning",
-                    message=f"agent '{agent.agent_code}' is bound to unknown skill '{key}'",
-                    file=where,
-                )
-            )
-    if not members:
-        diags.append(
-            Diagnostic(
-                code=AGENT_NO_SKILL,
-                severity="warning",
-                message=f"agent '{agent.agent_code}' has no loadable skill: planning fails for it (§16)",
-                file=where,
-            )
-        )
+    # The same agent checks as the front end: an incremental build re-checks only changed skills.
+    diags += agent_diagnostics(agent, all_keys, set(facts))
     g = nx.DiGraph()
     g.graph["agent_code"] = agent.agent_code
     for name in PROFILE_FIELDS:
