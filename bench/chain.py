@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import pstats
 import statistics
@@ -57,26 +58,38 @@ def best(samples: list[float]) -> float:
 
 
 def time_sync(fn: Callable[[], Any], n: int, repeat: int) -> list[float]:
-    """Seconds per call of `fn`, once per repeat."""
+    """Seconds per call of `fn`, once per repeat; the garbage collector is off while timing
+    (as in timeit), so a collection of the whole process's heap is charged to no one row."""
     out = []
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        out.append((time.perf_counter() - start) / n)
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            out.append((time.perf_counter() - start) / n)
+        finally:
+            gc.enable()
     return out
 
 
 async def time_async(fn: Callable[[], Awaitable[Any]], n: int, repeat: int) -> list[float]:
-    """Seconds per call of the coroutine function `fn`, once per repeat (after a warm-up)."""
+    """Seconds per call of the coroutine function `fn`, once per repeat (after a warm-up), the
+    garbage collector off while timing."""
     for _ in range(min(n, 20)):
         await fn()
     out = []
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(n):
-            await fn()
-        out.append((time.perf_counter() - start) / n)
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            for _ in range(n):
+                await fn()
+            out.append((time.perf_counter() - start) / n)
+        finally:
+            gc.enable()
     return out
 
 
@@ -146,8 +159,17 @@ async def bench_chain(n: int, repeat: int) -> dict[str, Any]:
         result = await run_chain(env, node, WRITE[0], WRITE[1], approved=True)
         assert result.ok and not result.replayed, result
 
-    return {"read": await time_async(read, n, repeat), "write": await time_async(write, n, repeat),
-            "env": env, "node": node, "read_fn": read}
+    out = {"read": await time_async(read, n, repeat), "write": await time_async(write, n, repeat),
+           "env": env, "node": node, "read_fn": read}
+    # Ablation: the same read with the store's evidence writes (to_doc + JSON + INSERT) stubbed
+    # out, to show how much of the overhead is the store's.
+    store = env.rt.store
+    store.put_evidence = lambda session, ev: None  # instance attribute: the class is untouched
+    try:
+        out["read_nostore"] = await time_async(read, n, repeat)
+    finally:
+        del store.put_evidence
+    return out
 
 
 async def bench_gateway(servers: dict[str, Any], calls: list[tuple[str, dict[str, Any]]], n: int,
@@ -224,6 +246,8 @@ async def main_async(args: argparse.Namespace) -> int:
     rows += [
         ("chain overhead, read (run_chain, instant stub)", chain_read, ""),
         ("chain overhead, write (approved; pre-registration)", chain_write, ""),
+        ("  ablation: read without the store's evidence writes", best(chain["read_nostore"]),
+         f"store share = {1 - best(chain['read_nostore']) / chain_read:6.1%}"),
         ("in-process MCP round trip, read (canned server)", best(canned_read),
          f"chain/rt = {chain_read / best(canned_read):6.1%}"),
         ("in-process MCP round trip, write (canned server)", best(canned_write),
@@ -261,18 +285,20 @@ async def main_async(args: argparse.Namespace) -> int:
 
 
 async def profile(fn: Callable[[], Awaitable[None]], n: int, top: int = 14) -> str:
-    """cProfile of n chain calls (read), top functions by own time."""
+    """cProfile of n chain calls (read): top functions by own time, then skillc's by cumulative."""
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(n):
         await fn()
     prof.disable()
-    buf = io.StringIO()
-    stats = pstats.Stats(prof, stream=buf)
-    stats.sort_stats("tottime").print_stats(top)
-    text = buf.getvalue()
-    start = text.find("   ncalls")
-    return f"cProfile of {n} chain calls (read), top {top} by own time:\n" + text[start:].rstrip()
+    parts = []
+    for order, restrict, title in (("tottime", (top,), f"top {top} by own time"),
+                                   ("cumulative", ("runtime/", top), f"skillc runtime functions, top {top} by cumulative time")):
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats(order).print_stats(*restrict)
+        text = buf.getvalue()
+        parts.append(f"cProfile of {n} chain calls (read), {title}:\n" + text[text.find("   ncalls"):].rstrip())
+    return "\n\n".join(parts)
 
 
 def main() -> int:
