@@ -180,8 +180,10 @@ def build_server(db_path: str | None = None) -> MCPServer:
         return ok({"records": records, "total": len(records)})
 
     @server.tool(title="Get an article")
-    async def cms_article_get(articleId: int) -> dict[str, Any]:
+    async def cms_article_get(articleId: int | None = None) -> dict[str, Any]:
         """Get one article with its body and tags; 404 when it does not exist."""
+        if articleId is None:  # contracts ask for it (look it up / ask the user); the schema leaves it optional
+            return fail(BAD_REQUEST, "articleId is required")
         row = get_article(articleId)
         if row is None:
             return fail(NOT_FOUND, f"article {articleId} not found")
@@ -210,8 +212,10 @@ def build_server(db_path: str | None = None) -> MCPServer:
     # ------------------------------------------------------------------ articles: writes
 
     @server.tool(title="Create an article")
-    async def cms_article_create(title: str, spaceId: int, authorId: int, body: str = "") -> dict[str, Any]:
+    async def cms_article_create(title: str, authorId: int, body: str = "", spaceId: int | None = None) -> dict[str, Any]:
         """Create a draft article in a space; 404 unknown space, 409 same title already in the space."""
+        if spaceId is None:  # contracts ask for it (look it up / ask the user); the schema leaves it optional
+            return fail(BAD_REQUEST, "spaceId is required")
         if not title.strip():
             return fail(BAD_REQUEST, "title is empty")
         if get_space(spaceId) is None:
@@ -243,9 +247,11 @@ def build_server(db_path: str | None = None) -> MCPServer:
         return ok(_summary(get_article(articleId)), "updated")
 
     @server.tool(title="Publish an article")
-    async def cms_article_publish(articleId: int, channelId: int, publisherId: int,
-                                  visibility: str = "PUBLIC") -> dict[str, Any]:
+    async def cms_article_publish(articleId: int, publisherId: int,
+                                  visibility: str = "PUBLIC", channelId: int | None = None) -> dict[str, Any]:
         """Publish an article on a channel of its own space; 404 unknown article/channel, 409 wrong space."""
+        if channelId is None:  # contracts ask for it (look it up / ask the user); the schema leaves it optional
+            return fail(BAD_REQUEST, "channelId is required")
         row = get_article(articleId)
         if row is None:
             return fail(NOT_FOUND, f"article {articleId} not found")
@@ -285,9 +291,11 @@ def build_server(db_path: str | None = None) -> MCPServer:
     # ------------------------------------------------------------------ pages
 
     @server.tool(title="Create a page")
-    async def cms_page_create(spaceId: int, path: str, title: str, authorId: int, blocks: list[PageBlock],
-                              status: str = "DRAFT", breadcrumb: str | None = None) -> dict[str, Any]:
+    async def cms_page_create(path: str, title: str, authorId: int, blocks: list[PageBlock],
+                              status: str = "DRAFT", breadcrumb: str | None = None, spaceId: int | None = None) -> dict[str, Any]:
         """Create a page listing articles; 201 created, 200 when an identical page exists, 409 path taken."""
+        if spaceId is None:  # contracts ask for it (look it up / ask the user); the schema leaves it optional
+            return fail(BAD_REQUEST, "spaceId is required")
         if get_space(spaceId) is None:
             return fail(NOT_FOUND, f"space {spaceId} not found")
         if not path.startswith("/"):

@@ -178,8 +178,10 @@ def build_server(db_path: str | None = None) -> MCPServer:
         return ok(_invoice(row), "issued")
 
     @server.tool(title="Get an invoice")
-    async def inv_invoice_get(invoiceNo: str) -> dict[str, Any]:
+    async def inv_invoice_get(invoiceNo: str | None = None) -> dict[str, Any]:
         """Get one invoice; 4004 when it does not exist."""
+        if invoiceNo is None:  # contracts ask for it (look it up / ask the user); the schema leaves it optional
+            return fail(BAD_REQUEST, "invoiceNo is required")
         row = db.execute("SELECT * FROM invoice WHERE invoice_no = ?", (invoiceNo,)).fetchone()
         return fail(NOT_FOUND, f"invoice {invoiceNo} not found") if row is None else ok(_invoice(row))
 
@@ -195,9 +197,11 @@ def build_server(db_path: str | None = None) -> MCPServer:
         return ok({"records": records, "total": len(records)})
 
     @server.tool(title="Void an invoice")
-    async def inv_invoice_void(invoiceNo: str, reason: str, operatorId: int,
-                               deptPath: str | None = None) -> dict[str, Any]:
+    async def inv_invoice_void(reason: str, operatorId: int,
+                               deptPath: str | None = None, invoiceNo: str | None = None) -> dict[str, Any]:
         """Void an issued invoice and reopen its order; 2002 when already voided, 4004 unknown invoice."""
+        if invoiceNo is None:  # contracts ask for it (look it up / ask the user); the schema leaves it optional
+            return fail(BAD_REQUEST, "invoiceNo is required")
         row = db.execute("SELECT * FROM invoice WHERE invoice_no = ?", (invoiceNo,)).fetchone()
         if row is None:
             return fail(NOT_FOUND, f"invoice {invoiceNo} not found")

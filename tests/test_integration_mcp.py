@@ -54,7 +54,8 @@ class Run:
         self.settings = Settings.from_mapping(settings)
         self.compiled = compiled
         self.session: Any = None
-        self.gateway = McpGateway(servers, timeout=30, on_invoked=self._invoked)
+        # Generous connect timeout: a stdio server can take seconds to start on a loaded machine.
+        self.gateway = McpGateway(servers, timeout=30, on_invoked=self._invoked, connect_timeout=60)
 
     def _invoked(self, tool: str, args: dict[str, Any]) -> None:
         s = self.session
@@ -117,10 +118,9 @@ async def test_cms_scenario_01_creates_a_real_row_and_replays_the_repeat(tmp_pat
             {"type": "agent.routed", "agent": "editor", "via": "model"},
             {"type": "task.planned", "via": "shortcut", "nodes": [{"node": "n1", "skill": "cms.article.lifecycle",
                                                                    "target": "cms_article_create", "deps": [], "kind": "main"}]},
-            # Scenario 01's canned schema requires only title/authorId, so there this first call is
-            # PARAM_PROVENANCE_CALL_TOOL; the real server's schema also requires spaceId, and
-            # ArgPolicy (§13 step 1) refuses first.
-            {"type": "tool.call", "tool": "cms_article_create", "ok": False, "error": "ARG_REJECTED",
+            # The real server's schema leaves spaceId optional (the contract governs it), so the
+            # contract's missing action applies: look the space up first (§5.5 CALL_TOOL).
+            {"type": "tool.call", "tool": "cms_article_create", "ok": False, "error": "PARAM_PROVENANCE_CALL_TOOL",
              "message": {"$contains": "spaceId"}},
             {"type": "mcp.invoked", "tool": "cms_space_list", "args": {"organId": 9}},
             {"type": "tool.call", "tool": "cms_space_list", "ok": True, "evidence": "e1", "status": "SUCCESS",
