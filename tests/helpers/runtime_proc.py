@@ -5,6 +5,7 @@ Usage: `python runtime_proc.py JOB.json`, where the job is
     {"compiled": "<dir written by compile_studio>", "store": "<SQLite file>",
      "trace": "<JSON-lines file, flushed per event>", "servers": {"<name>": {command, args, env}},
      "settings": {<spec setting names>}, "platform": {...}, "session": "s1", "timeout": 30,
+     "connect_timeout": 60,
      "turns": [{"user": "..."} or {"answer": {...}}, with "model": [<FORMAT.md script entries>]]}
 
 The turns run in order over one Runtime (scripted model, real MCP gateway over stdio, SQLite store),
@@ -40,7 +41,9 @@ async def run(job: dict[str, Any]) -> None:
     servers = {name: McpServerConfig(**spec) for name, spec in job["servers"].items()}
     model = ScriptedModel()
     store = Store(job["store"])
-    async with McpGateway(servers, timeout=float(job.get("timeout", 30)), on_invoked=on_invoked) as gateway:
+    # A generous connect timeout: on a loaded machine a stdio server can take seconds to start.
+    async with McpGateway(servers, timeout=float(job.get("timeout", 30)), on_invoked=on_invoked,
+                          connect_timeout=float(job.get("connect_timeout", 60))) as gateway:
         runtime = Runtime(load_compiled(job["compiled"]), gateway, model, store,
                           Settings.from_mapping(job.get("settings") or {}), trace=trace, seed=7)
         session = await runtime.open_session(job.get("platform") or {}, session_id=job.get("session", "s1"))
