@@ -55,8 +55,6 @@ _ROWS: tuple[tuple[str, str | None, str], ...] = (
     ("FINISH_OUTPUT_SOURCE", None, "a required output's source is not allowed"),
     ("FINISH_NEED_TARGET", None, "the node's target write has not completed"),
     ("FINISH_NEED_BUSINESS", None, "no business call has completed"),
-    ("NODE_NOT_SUSPENDABLE", None, "the node cannot suspend here"),
-    ("UNKNOWN_TOOL", None, "no such tool in the catalog"),
 )
 
 ERRORS: dict[str, ErrorCode] = {name: ErrorCode(name, code, meaning) for name, code, meaning in _ROWS}

@@ -195,7 +195,7 @@ async def test_in_process_server_invocations_follow_the_flag() -> None:
 
 async def test_unknown_tool_with_all_servers_up() -> None:
     async with McpGateway({"own": in_process_server()}) as gw:
-        assert (await gw.call("nope", {})).error == "UNKNOWN_TOOL"
+        assert (await gw.call("nope", {})).error == "TOOL_UNREACHABLE"
 
 
 async def test_cancellation_is_not_swallowed() -> None:

@@ -254,7 +254,8 @@ class McpGateway:
                 down = ", ".join(sorted(self.unreachable_servers))
                 return CallOutcome(None, "TOOL_UNREACHABLE",
                                    f"tool {tool!r} is not available: server(s) {down} unreachable")
-            return CallOutcome(None, "UNKNOWN_TOOL", f"no tool {tool!r} in the catalog")
+            # No configured server serves it: for the caller that is a tool it cannot reach (§14.4).
+            return CallOutcome(None, "TOOL_UNREACHABLE", f"no MCP server serves tool {tool!r}")
         conn = self._conns[info.server]
         async with conn.reopening:  # concurrent calls must not each replace the connection
             if not conn.alive:
