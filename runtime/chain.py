@@ -103,20 +103,35 @@ class Call:
 
 # ---------------------------------------------------------------- schema check (ArgPolicy)
 
-_SCHEMAS: dict[str, tuple[str, ...]] = {}
+_SCHEMAS: dict[int, tuple[dict[str, Any], tuple[str, ...]]] = {}
 
 
 def _required_of(schema: dict[str, Any] | None) -> tuple[str, ...]:
-    """The schema's required top-level fields, compiled once per schema text."""
+    """The schema's required top-level fields, worked out once per catalog schema object (the
+    entry keeps the schema alive, so its id is not reused while cached)."""
     if not schema:
         return ()
-    key = json.dumps(schema, sort_keys=True, default=str)
-    req = _SCHEMAS.get(key)
-    if req is None:
-        raw = schema.get("required") or ()
-        req = tuple(r for r in raw if isinstance(r, str))
-        _SCHEMAS[key] = req
+    hit = _SCHEMAS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    raw = schema.get("required") or ()
+    req = tuple(r for r in raw if isinstance(r, str))
+    _SCHEMAS[id(schema)] = (schema, req)
     return req
+
+
+_EXEMPT: dict[int, tuple[rt.ToolMeta, frozenset[str]]] = {}
+
+
+def _exempt_of(meta: rt.ToolMeta | None) -> frozenset[str]:
+    """Top-level argument names bound by from/const: exempt from the schema's required check."""
+    if meta is None:
+        return frozenset()
+    hit = _EXEMPT.get(id(meta))
+    if hit is None or hit[0] is not meta:
+        names = frozenset(a.path.split(".")[0].replace("[]", "") for a in meta.args.values() if a.bound)
+        hit = _EXEMPT[id(meta)] = (meta, names)
+    return hit[1]
 
 
 def step_arg_policy(c: Call) -> CallResult | None:
@@ -132,7 +147,7 @@ def step_arg_policy(c: Call) -> CallResult | None:
         return reject("ARG_REJECTED", "arguments must be a JSON object", "send the arguments as one JSON object", args=raw)
     c.args = raw if isinstance(c.raw, str) else copy.deepcopy(raw)  # parsed text is already ours
     info = c.env.catalog.get(c.tool)
-    exempt = {a.path.split(".")[0].replace("[]", "") for a in c.meta.args.values() if a.bound} if c.meta else set()
+    exempt = _exempt_of(c.meta)
     missing = [r for r in _required_of(info.input_schema if info else None)
                if r not in exempt and (r not in c.args or c.args[r] is None)]
     if missing:
@@ -267,7 +282,7 @@ async def invoke(c: Call) -> CallResult:
         env.save()
     outcome = await env.rt.gateway.call(c.tool, c.args)
     if not write:
-        env.register_evidence(ev)
+        env.register_evidence(ev, store=False)  # stored once, when settled below
     args = c.trace_args()
     if outcome.error:
         ev.status = "UNKNOWN" if write and outcome.error in UNCERTAIN else "FAILED"

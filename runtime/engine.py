@@ -94,6 +94,7 @@ class Session:
         self.task: TaskState | None = None
         self.settings = runtime.settings
         self.rng = runtime.rng
+        self._dirty: dict[str, Evidence] = {}
 
     # ------------------------------------------------------------ public API
 
@@ -190,7 +191,7 @@ class Session:
         pool = self.session.values if prefix == "session" else (self.task.shared if self.task else {})
         return rt.has_value(rt.get_path(pool, tuple(tuple(p) for p in parts)))
 
-    def register_evidence(self, ev: Evidence) -> None:
+    def register_evidence(self, ev: Evidence, *, store: bool = True) -> None:
         ev.id = f"e{self.session.next_evidence}"
         ev.seq = self.session.next_evidence
         self.session.next_evidence += 1
@@ -200,14 +201,20 @@ class Session:
             node.evidence.append(ev.id)
         if ev.idem_key and self.task is not None:
             self.task.idem[ev.idem_key] = ev.id
-        self.put_evidence(ev)
+        if store:
+            self.put_evidence(ev)
 
     def put_evidence(self, ev: Evidence) -> None:
-        self.rt.store.put_evidence(self.session.id, ev)
+        # Written at the next save(): every model step ends with one, and a write's STARTED
+        # pre-registration saves before its tool is called.
+        self._dirty[ev.id] = ev
 
     def save(self) -> None:
-        """Write the session and its active task, and commit."""
+        """Write the session, its active task and changed evidence, and commit."""
         store = self.rt.store
+        for ev in self._dirty.values():
+            store.put_evidence(self.session.id, ev)
+        self._dirty.clear()
         store.put_session(self.session, self.now())
         if self.task is not None:
             store.put_task(self.task)

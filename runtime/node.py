@@ -28,6 +28,7 @@ async def run_node(env: "Env", node: NodeState) -> str:
     node.suspended = None
     if not node.messages:
         node.messages = step_messages(env, node)
+    answer_dangling_calls(node.messages)
     while True:
         outcome = await settle_open_writes(env, node)
         if outcome:
@@ -56,6 +57,28 @@ async def run_node(env: "Env", node: NodeState) -> str:
         env.save()
         if outcome:
             return outcome
+
+
+def answer_dangling_calls(messages: list[dict[str, Any]]) -> None:
+    """Give every tool call of the conversation an answer. A process that died mid-call left its
+    call unanswered; chat APIs refuse a conversation like that, so the call is answered with
+    what is known: the process stopped before its result arrived."""
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        i += 1
+        calls = msg.get("tool_calls") if msg.get("role") == "assistant" else None
+        if not calls:
+            continue
+        answered = set()
+        while i < len(messages) and messages[i].get("role") == "tool":
+            answered.add(messages[i].get("tool_call_id"))
+            i += 1
+        for call in calls:
+            if call["id"] not in answered:
+                messages.insert(i, {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(
+                    {"ok": False, "message": "interrupted: the runtime stopped before this call's result arrived"})})
+                i += 1
 
 
 async def _run_calls(env: "Env", node: NodeState, calls: list[ToolCall]) -> str | None:
@@ -118,8 +141,8 @@ def record(env: "Env", node: NodeState, tool: str, result: CallResult, *, call_i
     """The tool.call event (and write.settled), and the observation in the node's conversation."""
     env.emit("tool.call", node=node.id, tool=tool, builtin=tool.startswith("builtin_"), args=result.args,
              ok=result.ok, error=result.error, code=result.code, evidence=result.evidence, status=result.status,
-             business_ok=result.business_ok, empty=result.empty, replayed=result.replayed, message=result.message,
-             next=result.next)
+             business_ok=result.business_ok, empty=result.empty, replayed=result.replayed,
+             message=result.message or (result.observation() if result.data is not None else ""), next=result.next)
     if result.settled:
         env.emit("write.settled", node=node.id, **result.settled)
     if call_id is not None:

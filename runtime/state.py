@@ -136,27 +136,20 @@ class SessionState:
     active_task: str | None = None
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_NESTED = ("pending", "follow_up", "answered")  # NodeState's nested records
 
 
-def to_doc(obj: Any) -> Any:
+def to_doc(obj: Any) -> dict[str, Any]:
     """A JSON-ready view of a state record, shallow: it is serialised at once, so nothing is
     copied (dataclasses.asdict deep-copies every message and was the runtime's hottest spot)."""
-    cls = type(obj)
-    names = _FIELDS.get(cls)
-    if names is None:
-        if not dataclasses.is_dataclass(cls):
-            return obj
-        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    out = {}
-    for name in names:
-        value = getattr(obj, name)
-        if dataclasses.is_dataclass(value):
-            value = to_doc(value)
-        elif isinstance(value, dict) and value and dataclasses.is_dataclass(next(iter(value.values()))):
-            value = {k: to_doc(v) for k, v in value.items()}
-        out[name] = value
-    return out
+    doc = dict(obj.__dict__)
+    if isinstance(obj, NodeState):
+        for key in _NESTED:
+            if doc[key] is not None:
+                doc[key] = dict(doc[key].__dict__)
+    elif isinstance(obj, TaskState):
+        doc["nodes"] = {k: to_doc(v) for k, v in obj.nodes.items()}
+    return doc
 
 
 def node_from_doc(doc: dict[str, Any]) -> NodeState:

@@ -20,6 +20,10 @@ from skillc.runtime.state import (
 )
 
 
+# One encoder for every document: json.dumps with options builds a new encoder per call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
+
+
 class StoreError(Exception):
     """The store cannot be opened or is from a newer skillc."""
 
@@ -100,7 +104,7 @@ class Store:
         self._begin()
         self.db.execute(
             "INSERT OR REPLACE INTO sessions (id, doc, updated) VALUES (?, ?, ?)",
-            (s.id, json.dumps(to_doc(s), ensure_ascii=False), now),
+            (s.id, _ENCODE(to_doc(s)), now),
         )
 
     def put_task(self, t: TaskState) -> None:
@@ -108,7 +112,7 @@ class Store:
         self._begin()
         self.db.execute(
             "INSERT OR REPLACE INTO tasks (id, session, doc) VALUES (?, ?, ?)",
-            (t.id, t.session, json.dumps(to_doc(t), ensure_ascii=False, default=str)),
+            (t.id, t.session, _ENCODE(to_doc(t))),
         )
 
     def put_evidence(self, session: str, e: Evidence) -> None:
@@ -116,7 +120,7 @@ class Store:
         self._begin()
         self.db.execute(
             "INSERT OR REPLACE INTO evidence (id, session, seq, status, doc) VALUES (?, ?, ?, ?, ?)",
-            (e.id, session, e.seq, e.status, json.dumps(to_doc(e), ensure_ascii=False, default=str)),
+            (e.id, session, e.seq, e.status, _ENCODE(to_doc(e))),
         )
 
     # ------------------------------------------------------------ reads

@@ -493,9 +493,12 @@ def default_empty(response: Any) -> bool:
 # ---------------------------------------------------------------- values
 
 
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str).encode
+
+
 def canonical(value: Any) -> str:
     """Canonical JSON text of a value (sorted keys, no spaces): fingerprints, idempotency, equality."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return _CANONICAL(value)
 
 
 def normalize_text(value: Any) -> str:

@@ -103,3 +103,23 @@ def test_finish_refuses_a_required_output_whose_source_is_not_allowed(tmp_path: 
     assert finish_check(s, node, "done") is None
     node.outputs["lines"]["value"] = []
     assert finish_check(s, node, "done")[0] == "FINISH_OUTPUT_MISSING"
+
+
+def test_dangling_tool_calls_are_answered_after_a_crash() -> None:
+    from skillc.runtime.node import answer_dangling_calls
+
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function", "function": {}},
+                                                               {"id": "b", "type": "function", "function": {}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "{}"},
+        {"role": "user", "content": "Did it work?"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {}}]},
+    ]
+    answer_dangling_calls(messages)
+    roles = [(m["role"], m.get("tool_call_id")) for m in messages]
+    assert roles == [("system", None), ("assistant", None), ("tool", "a"), ("tool", "b"), ("user", None),
+                     ("assistant", None), ("tool", "c")]
+    assert "interrupted" in messages[3]["content"]
+    answer_dangling_calls(messages)
+    assert len(messages) == 7  # idempotent
