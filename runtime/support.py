@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
+from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
 
@@ -67,7 +69,7 @@ class ArgMeta:
     expected_evidence: bool = False  # may come from EVIDENCE
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Extraction:
     """What §6.3 extracts from one response."""
 
@@ -77,7 +79,7 @@ class Extraction:
     entities: tuple[dict[str, Any], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Judgement:
     """The response contract's verdict (§6.1, §6.2)."""
 
@@ -98,7 +100,7 @@ class ParamIssue:
     message: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ParamResult:
     """The parameter contract's outcome: each argument's source, and the issue to act on, if any."""
 
@@ -370,17 +372,27 @@ def unique_path(root: Any, parts: tuple) -> Any:
 # ---------------------------------------------------------------- comparisons (§6.1)
 
 
-def _number(v: Any) -> float | None:
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _number(v: Any) -> Decimal | None:
+    """The exact decimal value of a number or of plain decimal text, else None (§6.1 EQ).
+
+    Exact (not float): "9007199254740993" and 9007199254740992 are different numbers. Only plain
+    decimal text converts: Python's float() would also take "1_000", "inf", "nan" and non-ASCII
+    digits, which are text, not numbers.
+    """
     if isinstance(v, bool):
         return None
-    if isinstance(v, (int, float)):
-        return float(v)
+    if isinstance(v, int):
+        return Decimal(v)
+    if isinstance(v, float):
+        return Decimal(repr(v)) if math.isfinite(v) else None
     if isinstance(v, str):
-        try:
-            f = float(v.strip())
-        except ValueError:
+        text = v.strip()
+        if not _DECIMAL.fullmatch(text):
             return None
-        return f if math.isfinite(f) else None
+        return Decimal(text)
     return None
 
 
