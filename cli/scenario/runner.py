@@ -14,34 +14,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from skillc.scenario.load import Located, ScenarioError, duration, load_scenario, read_scenario
 from skillc.scenario.match import check
 
-SCENARIO_KEYS = {"name", "config", "platform", "studio", "tools", "servers", "turns", "final"}
-TURN_KEYS = {"user", "answer", "at", "restart", "model", "expect", "absent"}
+__all__ = ["Clock", "ScenarioError", "ScenarioResult", "load_scenario", "report", "run_files", "run_scenario"]
+
 START = 1_798_761_600.0  # 2027-01-01T00:00:00Z: scenarios run on a fixed, injectable clock
 TOOL_TIMEOUT = 0.25  # seconds: a `fault: timeout` costs this much
 
 
-class ScenarioError(Exception):
-    """The scenario file itself is malformed."""
-
-
 @dataclass
 class ScenarioResult:
-    """One scenario's verdict."""
+    """One scenario's verdict: `error` when the file could not be run (bad input), `crash` when
+    the runtime itself raised (a bug: the scenario fails), else the unmet expectations."""
 
     name: str
     path: str
     problems: list[str] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    crash: str | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.problems and self.error is None
+        """Every expectation holds and the scenario ran to its end."""
+        return not self.problems and self.error is None and self.crash is None
 
 
 class Clock:
@@ -54,31 +53,6 @@ class Clock:
         return self.now
 
 
-def load_scenario(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and shape-check a scenario file."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{path}: a scenario is a mapping")
-    unknown = set(data) - SCENARIO_KEYS
-    if unknown:
-        raise ScenarioError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}")
-    for key in ("name", "studio", "turns"):
-        if key not in data:
-            raise ScenarioError(f"{path}: missing {key!r}")
-    if not isinstance(data["turns"], list):
-        raise ScenarioError(f"{path}: turns must be a list")
-    for i, turn in enumerate(data["turns"], 1):
-        if not isinstance(turn, dict) or not (("user" in turn) ^ ("answer" in turn)):
-            raise ScenarioError(f"{path}: turn {i} needs exactly one of user: or answer:")
-        bad = set(turn) - TURN_KEYS
-        if bad:
-            raise ScenarioError(f"{path}: turn {i}: unknown key(s) {', '.join(sorted(bad))}")
-    return data
-
-
 class _Instance:
     """One runtime process as the scenario sees it: gateway, store, runtime, session."""
 
@@ -88,38 +62,61 @@ class _Instance:
         self.runtime: Any = None
         self.session: Any = None
 
-    async def close(self, *, crashed: bool) -> None:
+    def kill_store(self) -> None:
+        """What a dying process does to its store: nothing more is committed (SQLite rolls back
+        an open transaction when the connection goes away)."""
+        if self.store is not None:
+            with contextlib.suppress(Exception):
+                self.store.db.close()
+            self.store = None
+
+    async def close(self) -> None:
+        """An orderly shutdown: connections closed, the store committed and closed."""
         if self.gateway is not None:
             with contextlib.suppress(Exception):
                 await self.gateway.aclose()
+            self.gateway = None
         if self.store is not None:
-            if crashed:
-                self.store.db.close()  # a dead process commits nothing more
-            else:
-                self.store.close()
+            self.store.close()
+            self.store = None
 
 
 async def run_scenario(path: str | os.PathLike[str], *, trace_path: str | None = None) -> ScenarioResult:
-    """Run one scenario file; never raises for a scenario's own failures."""
+    """Run one scenario file. Never raises for the scenario's own problems: a malformed file sets
+    `error`, an exception out of the runtime sets `crash`, unmet expectations fill `problems`."""
     try:
-        data = load_scenario(path)
+        data, doc = read_scenario(path)
     except ScenarioError as exc:
         return ScenarioResult(name=str(path), path=str(path), error=str(exc))
-    result = ScenarioResult(name=str(data.get("name")), path=str(path))
+    result = ScenarioResult(name=str(data["name"]), path=str(path))
     with tempfile.TemporaryDirectory(prefix="skillc-scenario-") as tmp:
         try:
-            await _run(data, Path(tmp), result, trace_path)
+            await _run(data, doc, Path(tmp), result, trace_path)
         except ScenarioError as exc:
             result.error = str(exc)
+        except Exception as exc:  # a runtime bug must not hide the other scenarios' verdicts
+            result.crash = _where(exc)
     if result.error is None:
         result.problems = check(data, result.events)
     return result
 
 
-async def _run(data: dict[str, Any], tmp: Path, result: ScenarioResult, trace_path: str | None) -> None:
+def _where(exc: BaseException) -> str:
+    """`TypeError: … (at runtime/chain.py:123 in step)`: the innermost frame, for a bug report."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = ""
+    if frames:
+        last = frames[-1]
+        at = f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
+    return f"{type(exc).__name__}: {exc}{at}"
+
+
+async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioResult, trace_path: str | None) -> None:
     from skillc.compiler.build import compile_studio
-    from skillc.compiler.sources import studio_from_mapping
-    from skillc.runtime.config import ConfigError, McpServerConfig, Settings
+    from skillc.compiler.sources import SourceError, studio_from_mapping
+    from skillc.runtime.config import McpServerConfig, Settings
     from skillc.runtime.engine import Runtime
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.mcp.gateway import GatewayConfigError, McpGateway
@@ -130,12 +127,24 @@ async def _run(data: dict[str, Any], tmp: Path, result: ScenarioResult, trace_pa
 
     try:
         studio = studio_from_mapping(data["studio"], origin=result.path)
+    except (SourceError, ValueError, TypeError) as exc:
+        raise doc.fail(("studio",), str(exc).removeprefix(f"{result.path}: ")) from None
+    try:
         settings = Settings.from_mapping(data.get("config") or {})
-    except (ConfigError, ValueError, TypeError) as exc:
-        raise ScenarioError(f"{result.path}: {exc}") from exc
+    except (ValueError, TypeError) as exc:
+        raise doc.fail(("config",), str(exc)) from None
+    servers: dict[str, Any] = {}
+    for name, spec in (data.get("servers") or {}).items():
+        try:
+            servers[str(name)] = McpServerConfig(**spec).with_tmp(tmp)
+        except (ValueError, TypeError) as exc:
+            raise doc.fail(("servers", name), _first_line(exc)) from None
     compile_studio(studio, tmp / "compiled")
     compiled = load_compiled(tmp / "compiled")
-    trace = TraceWriter(trace_path)
+    try:
+        trace = TraceWriter(trace_path)
+    except OSError as exc:
+        raise ScenarioError(f"--trace {trace_path}: cannot write: {exc.strerror or exc}") from None
     clock = Clock()
     model = ScriptedModel()
     platform = data.get("platform") or {}
@@ -152,14 +161,10 @@ async def _run(data: dict[str, Any], tmp: Path, result: ScenarioResult, trace_pa
         trace.emit("mcp.invoked", **turn_of(), tool=tool, args=args)
 
     try:
-        canned = build_canned_server(data.get("tools") or [], on_invoked=on_invoked, on_crash=crashed.set)
+        servers["scenario"] = build_canned_server(data.get("tools") or [], on_invoked=on_invoked, on_crash=crashed.set)
     except ValueError as exc:
-        raise ScenarioError(f"{result.path}: tools: {exc}") from exc
-    servers: dict[str, Any] = {"scenario": canned}
-    for name, spec in (data.get("servers") or {}).items():
-        spec = dict(spec)
-        spec["env"] = {k: str(v).replace("{tmp}", str(tmp)) for k, v in (spec.get("env") or {}).items()}
-        servers[name] = McpServerConfig(**spec)
+        trace.close()
+        raise doc.fail(("tools",), str(exc)) from None
 
     async def open_instance() -> _Instance:
         inst = _Instance()
@@ -167,69 +172,95 @@ async def _run(data: dict[str, Any], tmp: Path, result: ScenarioResult, trace_pa
         try:
             await inst.gateway.start()
         except GatewayConfigError as exc:
-            raise ScenarioError(f"{result.path}: {exc}") from exc
+            raise doc.fail(("servers",), str(exc)) from None
+        for name, reason in inst.gateway.unreachable_servers.items():
+            note = f"server {name} did not start: {reason}"
+            if note not in result.notes:
+                result.notes.append(note)
         inst.store = Store(tmp / "store.sqlite")
         inst.runtime = Runtime(compiled, inst.gateway, model, inst.store, settings, clock=clock, trace=trace, seed=7)
         inst.session = await inst.runtime.open_session(platform, session_id="s1")
         return inst
 
     try:
-        current = await open_instance()
         for number, turn in enumerate(data["turns"], 1):
             if turn.get("restart") or current.session is None:
-                await current.close(crashed=False)
+                # A restart (or the turn after a crash) reopens everything from the store.
+                await current.close()
                 current = await open_instance()
             if turn.get("at"):
-                clock.now += _duration(turn["at"])
-            try:
-                model.load_turn(list(turn.get("model") or []))
-            except Exception as exc:
-                raise ScenarioError(f"{result.path}: turn {number}: {exc}") from exc
+                clock.now += duration(turn["at"])
+            model.load_turn(list(turn.get("model") or []))  # entries were checked at load
             if "user" in turn:
                 job = asyncio.ensure_future(current.session.send(str(turn["user"])))
             else:
-                job = asyncio.ensure_future(current.session.answer(dict(turn["answer"] or {})))
+                job = asyncio.ensure_future(current.session.answer(dict(turn["answer"])))
             crash_wait = asyncio.ensure_future(crashed.wait())
             await asyncio.wait({job, crash_wait}, return_when=asyncio.FIRST_COMPLETED)
             crash_wait.cancel()
             if crashed.is_set():
+                # The process dies: its store first (no commit, no cleanup), then whatever was
+                # running is dropped; the connections go away as a dead process's would.
                 crashed.clear()
+                current.kill_store()
                 job.cancel()
                 with contextlib.suppress(BaseException):
                     await job
-                await current.close(crashed=True)
+                if current.gateway is not None:
+                    with contextlib.suppress(Exception):
+                        await current.gateway.aclose()
                 current = _Instance()
             else:
                 job.result()
             for entry in model.finish_turn():
-                result.unused.append(f"turn {entry.turn}: unused script entry {entry.entry}")
+                result.unused.append(f"turn {entry.turn}: script entry {entry.position} unused: {_show(entry.entry)}")
     finally:
-        await current.close(crashed=False)
-        trace.close()
-    result.events = trace.events
+        try:
+            await current.close()
+        finally:
+            trace.close()
+            result.events = trace.events
 
 
-def _duration(text: Any) -> float:
-    from skillc.runtime.config import parse_duration
-
-    value = str(text).strip()
-    return parse_duration(value[1:] if value.startswith("+") else value)
-
-
-def run_files(paths: list[str], *, trace_path: str | None = None) -> list[ScenarioResult]:
-    """Run several scenario files in order (each on its own event loop)."""
-    return [asyncio.run(run_scenario(p, trace_path=trace_path)) for p in paths]
+def _first_line(exc: BaseException) -> str:
+    """pydantic's multi-line messages, flattened to one readable line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.strip().startswith("For further")]
+    return "; ".join(lines[1:] if len(lines) > 1 and "validation error" in lines[0] else lines)
 
 
-def report(result: ScenarioResult) -> str:
-    """A readable verdict for one scenario."""
+def _show(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def run_files(paths: list[str], *, trace_path: str | None = None,
+              on_result: Any = None) -> list[ScenarioResult]:
+    """Run several scenario files in order, each on its own event loop; `on_result(result)` is
+    called as each one finishes (progress for long runs)."""
+    results = []
+    for p in paths:
+        result = asyncio.run(run_scenario(p, trace_path=trace_path))
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+    return results
+
+
+def report(result: ScenarioResult, *, verbose: bool = True) -> str:
+    """A readable verdict: what failed and where (turn, expectation, nearest event), runtime
+    errors from the trace, unused script entries and notes (unless `verbose` is False)."""
     if result.error:
-        return f"ERROR {result.name} ({result.path})\n  {result.error}"
-    head = f"{'PASS' if result.ok else 'FAIL'} {result.name} ({len(result.events)} events)"
-    lines = [head]
+        return f"ERROR {result.path}\n  {result.error}"
+    status = "PASS" if result.ok else "FAIL"
+    lines = [f"{status} {result.name} ({result.path}, {len(result.events)} events)"]
+    if result.crash:
+        lines.append(f"  ! the runtime raised {result.crash}")
     lines += [f"  - {p}" for p in result.problems]
-    errors = [e for e in result.events if e.get("type") == "error"]
-    lines += [f"  ! turn {e.get('turn')}: runtime error: {e.get('message')}" for e in errors]
     if not result.ok:
+        errors = [e for e in result.events if e.get("type") == "error"]
+        lines += [f"  ! turn {e.get('turn')}: runtime error: {e.get('message')}" for e in errors]
+    if verbose or not result.ok:
+        lines += [f"  · {n}" for n in result.notes]
         lines += [f"  · {u}" for u in result.unused]
     return "\n".join(lines)
