@@ -310,9 +310,11 @@ async def invoke(c: Call) -> CallResult:
     settled = {"evidence": ev.id, "tool": c.tool, "status": ev.status, "via": "call"} if write else None
     if not ev.business_ok:
         j = meta.judge(outcome.response) if meta else None
-        code = j.error_code if j is not None and j.error_code is not None else code_of("TOOL_BUSINESS_FAILED")
-        msg = j.error_message if j is not None and j.error_message is not None else _truncate(outcome.response)
-        return CallResult(ok=False, error="TOOL_BUSINESS_FAILED", code=code, message=str(msg), evidence=ev.id,
+        # §6.2 "取不到时": an absent, null or empty value (or a container) at the path is not found.
+        code = j.error_code if j is not None and _found(j.error_code) else code_of("TOOL_BUSINESS_FAILED")
+        msg = j.error_message if j is not None and _found(j.error_message, True) else _truncate(outcome.response)
+        msg = msg if isinstance(msg, str) else _truncate(msg)
+        return CallResult(ok=False, error="TOOL_BUSINESS_FAILED", code=code, message=msg, evidence=ev.id,
                           status=ev.status, business_ok=False, empty=ev.empty, data=outcome.response, args=args,
                           next="the business call failed: read the message, correct the request, ask the user or fail",
                           settled=settled)
@@ -336,6 +338,12 @@ def settle_success(env: "Env", ev: Evidence, meta: rt.ToolMeta | None, response:
             ev.entities = [dict(e, task=ev.task, evidence=ev.id) for e in extraction.entities]
             env.session.entities.extend(ev.entities)
     env.put_evidence(ev)
+
+
+def _found(value: Any, containers: bool = False) -> bool:
+    """A §6.2 error value that was found: not null, not "" (a code must be a scalar; a message
+    may be an object, shown as its JSON text)."""
+    return value is not None and value != "" and (containers or not isinstance(value, (dict, list)))
 
 
 def _truncate(value: Any, limit: int = 500) -> str:

@@ -198,6 +198,15 @@ def _describe_exc(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _response_of(result: Any, text: str) -> Any:
+    """Decision 10's response JSON; an answer with no structured content and no text (or only
+    whitespace) is the empty response "" (decision 11), not `{"text": ""}`: a tool that answers
+    nothing has answered emptily (§6.1 "配置了 success 而响应为空 → 业务失败")."""
+    if result.structured_content is None and not text.strip():
+        return ""
+    return response_json(result)
+
+
 class McpGateway:
     """Tool name -> server catalog over MCP servers; `call` turns every failure into a §14.4 name.
 
@@ -309,9 +318,10 @@ class McpGateway:
         if record.callback_error is not None:
             raise record.callback_error
         text = content_text(result)
+        response = _response_of(result, text)
         if result.is_error:
-            return CallOutcome(response_json(result), "MCP_TOOL_ERROR", text or "the tool reported an error", server)
-        return CallOutcome(response_json(result), None, text, server)
+            return CallOutcome(response, "MCP_TOOL_ERROR", text or "the tool reported an error", server)
+        return CallOutcome(response, None, text, server)
 
     def _transport_failure(self, conn: _Connection, record: CallRecord) -> CallOutcome:
         """A refused write never reached the server; a connection lost after it did is I/O."""
