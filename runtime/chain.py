@@ -157,6 +157,16 @@ def step_arg_policy(c: Call) -> CallResult | None:
     return None
 
 
+def _parsed(raw: Any) -> Any:
+    """The arguments as JSON (the raw text when it does not parse), for the trace of a refusal."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError:
+            return raw
+    return raw
+
+
 def step_arg_binding(c: Call) -> CallResult | None:
     """from/const overwrite the model's values (§5.2)."""
     if c.meta is not None:
@@ -257,10 +267,14 @@ BEFORE: tuple[Callable[[Call], CallResult | None], ...] = (
 async def run_chain(env: "Env", node: NodeState, tool: str, raw: Any, *, approved: bool = False) -> CallResult:
     """Run one business call through the whole chain."""
     skill = env.skill_module(node.skill)
-    if tool not in skill.SKILL.tool_names:
-        return reject("CATALOG_DENIED", f"{tool} is not callable from this node",
-                      "use only the tools in your catalog", args=raw if isinstance(raw, dict) else None)
     c = Call(env=env, node=node, tool=tool, raw=raw, approved=approved, meta=skill.TOOLS.get(tool))
+    if tool not in skill.SKILL.tool_names:
+        # A tool configured in contract.tools but left out of toolNames is still refused (§1.3);
+        # its sensitive arguments stay masked in the trace.
+        parsed = _parsed(raw)
+        c.args = parsed if isinstance(parsed, dict) else {}
+        return reject("CATALOG_DENIED", f"{tool} is not callable from this node",
+                      "use only the tools in your catalog", args=c.trace_args() if isinstance(parsed, dict) else parsed)
     c.ctx = NodeContext(env, node)
     if c.meta is not None and c.meta.side_effect == "WRITE" and node.target is None:
         node.target, node.target_claimed = tool, True  # §10.1 rule 3
