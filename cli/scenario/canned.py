@@ -222,13 +222,18 @@ def build_canned_server(tools: list[dict[str, Any]], *, on_invoked: Callable[[st
 
     `on_invoked(tool, args)` is called each time a tool is really reached (the runner records
     `mcp.invoked`); `on_crash()` when a `fault: crash` is reached. Raises ValueError for a
-    malformed entry or a duplicate tool name.
+    malformed entry or a duplicate tool name, with
+    `.index` set to the position of the offending entry in `tools`.
     """
     parsed: dict[str, _CannedTool] = {}
-    for entry in tools:
-        tool = _parse_tool(entry)
-        if tool.name in parsed:
-            raise ValueError(f"tool {tool.name!r} is listed twice")
+    for index, entry in enumerate(tools):
+        try:
+            tool = _parse_tool(entry)
+            if tool.name in parsed:
+                raise ValueError(f"tool {tool.name!r} is listed twice")
+        except ValueError as exc:
+            exc.index = index  # type: ignore[attr-defined]  # which entry, for the runner's file:line
+            raise
         parsed[tool.name] = tool
     state = _CannedState(parsed, on_invoked, on_crash)
     return InProcessServer(state.connect, reports_invocations=True)

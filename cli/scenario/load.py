@@ -143,7 +143,7 @@ def _check_turn(doc: Located, index: int, turn: Any) -> None:
         try:
             duration(turn["at"], parse_duration)
         except ValueError as exc:
-            raise doc.fail((*place, "at"), f"{exc} (e.g. +25h, +90m, +2d, 30s)") from None
+            raise doc.fail((*place, "at"), f"{exc}; a turn moves the clock forward by +25h, +90m, +2d, 30s…") from None
     if "restart" in turn and not isinstance(turn["restart"], bool):
         raise doc.fail((*place, "restart"), "restart: is true or false")
     model = turn.get("model")

@@ -59,13 +59,14 @@ def _show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def closest(expected: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The event of the expected type that matches the most keys (for a readable report)."""
-    best, score = None, -1
-    for ev in events:
+def closest(expected: dict[str, Any], events: list[dict[str, Any]], after: int = 0) -> dict[str, Any] | None:
+    """The event of the expected type that matches the most of its keys (for a readable report);
+    on a tie, the first one at or after index `after` (where the ordered search was looking)."""
+    best, score = None, (-1, False)
+    for index, ev in enumerate(events):
         if isinstance(expected.get("type"), str) and ev.get("type") != expected["type"]:
             continue
-        s = sum(1 for k, v in expected.items() if matches(v, ev.get(k, MISSING)))
+        s = (sum(1 for k, v in expected.items() if matches(v, ev.get(k, MISSING))), index >= after)
         if s > score:
             best, score = ev, s
     return best
@@ -94,10 +95,12 @@ def check(scenario: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
                 pos += 1
             if pos == len(in_turn):
                 line = f"turn {number}: expected, in order, {_show(exp)}"
-                near = closest(exp, in_turn[start:]) if isinstance(exp, dict) else None
+                near = closest(exp, in_turn, start) if isinstance(exp, dict) else None
                 if near is not None:
                     diff = {k: near.get(k, "<missing>") for k, v in exp.items() if not matches(v, near.get(k, MISSING))}
                     line += f"\n    nearest: seq {near.get('seq')} differs in {_show(diff)}"
+                    if in_turn.index(near) < start:
+                        line += " (and comes before the previous expectation's match)"
                 problems.append(line)
                 break
             pos += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,7 +129,11 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
     try:
         studio = studio_from_mapping(data["studio"], origin=result.path)
     except (SourceError, ValueError, TypeError) as exc:
-        raise doc.fail(("studio",), str(exc).removeprefix(f"{result.path}: ")) from None
+        message = str(exc).removeprefix(f"{result.path}: ")
+        found = re.match(r"studio((?:\.[\w-]+|\[\d+\])*)", message)  # e.g. studio.skills[0].tools
+        parts = re.findall(r"[\w-]+", found.group(1)) if found else []
+        place = ("studio",) + tuple(int(p) if p.isdigit() else p for p in parts)
+        raise doc.fail(place, message.removeprefix("studio.") if message.startswith("studio.") else message) from None
     try:
         settings = Settings.from_mapping(data.get("config") or {})
     except (ValueError, TypeError) as exc:
@@ -164,7 +169,7 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
         servers["scenario"] = build_canned_server(data.get("tools") or [], on_invoked=on_invoked, on_crash=crashed.set)
     except ValueError as exc:
         trace.close()
-        raise doc.fail(("tools",), str(exc)) from None
+        raise doc.fail(("tools", getattr(exc, "index", None)), str(exc)) from None
 
     async def open_instance() -> _Instance:
         inst = _Instance()
@@ -224,7 +229,8 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
 
 def _first_line(exc: BaseException) -> str:
     """pydantic's multi-line messages, flattened to one readable line."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.strip().startswith("For further")]
+    lines = [re.sub(r"\s*\[type=.*$", "", line.strip()).removeprefix("Value error, ")
+             for line in str(exc).splitlines() if line.strip() and not line.strip().startswith("For further")]
     return "; ".join(lines[1:] if len(lines) > 1 and "validation error" in lines[0] else lines)
 
 
