@@ -18,6 +18,7 @@ from skillc.runtime.context import NodeContext
 from skillc.runtime.model.base import Model, ModelError
 from skillc.runtime.node import after_call, finish_node, question_of, record, run_node, settle_write, suspend
 from skillc.runtime.planner import PlanningFailed, choose_skills, plan, route
+from skillc.runtime.prompting import step_messages
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
 from skillc.runtime.store import Store
 from skillc.runtime.trace import TraceWriter
@@ -95,6 +96,7 @@ class Session:
         self.settings = runtime.settings
         self.rng = runtime.rng
         self._dirty: dict[str, Evidence] = {}
+        self._ended: TaskState | None = None  # the active task, when it had ended before this turn
 
     # ------------------------------------------------------------ public API
 
@@ -155,8 +157,11 @@ class Session:
         return self.rt.clock()
 
     def emit(self, type_: str, *, node: str | None = None, **fields: Any) -> None:
+        # A task that had already ended when this turn began is not this turn's task: the turn's
+        # events carry no task until a new one is made (or name the task they act on).
+        task = self.task if self.task is not None and self.task is not self._ended else None
         self.rt.trace.emit(type_, session=self.session.id, turn=self.session.turn,
-                           task=self.task.id if self.task else None, node=node, **fields)
+                           task=task.id if task else None, node=node, **fields)
 
     def skill_module(self, key: str) -> Any:
         return self.rt.studio.skills[key]
@@ -231,6 +236,8 @@ class Session:
     def add_delegate(self, parent: NodeState, skill: str, objective: str) -> NodeState:
         task = self.task
         count = task.counters.get("delegate", 0) + 1
+        while f"d{count}" in task.nodes:  # a planned node may already be called d1
+            count += 1
         task.counters["delegate"] = count
         child = NodeState(id=f"d{count}", task=task.id, skill=skill, kind="delegate", depth=parent.depth + 1,
                           parent=parent.id, objective=objective or f"Prerequisite for {parent.skill}",
@@ -270,6 +277,7 @@ class Session:
     async def _turn(self, message: str | None = None, answer: dict[str, Any] | None = None) -> Reply:
         self.rt.current = self
         self.session.turn += 1
+        self._ended = self.task if self.task is not None and self.task.state in FINAL else None
         self.emit("turn.started", **({"message": message} if message is not None else {"answer": answer}))
         self._reload()
         if message is not None:
@@ -319,8 +327,11 @@ class Session:
         candidates = await choose_skills(self, agent, message)
         nodes, how = await plan(self, agent, candidates, message)
         for p in nodes:
+            # §1.2: a provider node is titled by its skill's semantic_desc (skill_name when empty)
+            meta = self.skill_module(p.skill).SKILL
+            title = (meta.semantic_desc or meta.name) if p.kind == "provider" else ""
             self.task.nodes[p.node] = NodeState(id=p.node, task=tid, skill=p.skill, kind=p.kind, deps=list(p.deps),
-                                                target=p.target)
+                                                target=p.target, objective=title)
             self.task.order.append(p.node)
         self.emit("task.planned", via=how, nodes=[{"node": p.node, "skill": p.skill, "target": p.target,
                                                    "deps": list(p.deps), "kind": p.kind} for p in nodes])
@@ -412,6 +423,10 @@ class Session:
             if node.state == "PENDING":
                 if not self._start(node):
                     continue
+                # durable as RUNNING with its opening messages before its first model step, so a
+                # process that dies during that step (a read has no pre-registration) reopens this
+                # node at the next turn (decision 7) instead of starting a new task
+                self.save()
             outcome = await run_node(self, node)
             self.save()
             if outcome == "SUSPENDED":
@@ -442,6 +457,8 @@ class Session:
                 return False
         node.input_sources = module.bind_inputs(node.inputs, NodeContext(self, node)) or {}
         self.emit("node.started", node=node.id, skill=node.skill, target=node.target, kind=node.kind)
+        node.state = "RUNNING"
+        node.messages = step_messages(self, node)
         return True
 
     def _finish_task(self) -> Reply:

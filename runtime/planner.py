@@ -140,12 +140,34 @@ def fallback_plan(env: "Env", candidates: list[str]) -> list[PlannedNode]:
 
 
 def insert_providers(env: "Env", agent: str, nodes: list[PlannedNode]) -> list[PlannedNode]:
-    """§7: a prerequisite node per input with a provider, unless its shared value already exists."""
+    """§7: a prerequisite node per input with a provider, unless its shared value already exists.
+
+    A provider that is already a node of the plan only adds the dependency; an inserted provider
+    gets its own providers the same way (a provider of a provider runs first). Inserted ids are
+    `p1, p2, …`, skipping any id the plan already uses.
+    """
     out: list[PlannedNode] = []
-    by_skill = {n.skill: n.node for n in nodes}
-    skills = set(env.agent_skills(agent))
-    counter = 0
+    by_skill: dict[str, str] = {}
     for n in nodes:
+        by_skill.setdefault(n.skill, n.node)
+    taken = {n.node for n in nodes}
+    skills = set(env.agent_skills(agent))
+    planned = {n.node: n for n in nodes}
+
+    def reaches(start: str, goal: str) -> bool:
+        """`goal` is upstream of `start` already (a new edge goal -> start would close a cycle)."""
+        seen, stack = set(), [start]
+        while stack:
+            cur = stack.pop()
+            if cur == goal:
+                return True
+            if cur in seen or cur not in planned:
+                continue
+            seen.add(cur)
+            stack.extend(planned[cur].deps)
+        return False
+
+    def place(n: PlannedNode, chain: frozenset[str]) -> None:
         for spec in env.skill_module(n.skill).INPUTS.values():
             provider = spec.provider
             if not provider:
@@ -156,15 +178,26 @@ def insert_providers(env: "Env", agent: str, nodes: list[PlannedNode]) -> list[P
             if spec.prefix in ("shared", "session") and env.value_exists(spec.prefix, spec.share_key):
                 continue
             if provider in by_skill:
-                if by_skill[provider] not in n.deps and by_skill[provider] != n.node:
-                    n.deps.append(by_skill[provider])
+                pid = by_skill[provider]
+                if pid not in n.deps and pid != n.node and not reaches(pid, n.node):
+                    n.deps.append(pid)
                 continue
-            counter += 1
-            pid = f"p{counter}"
-            out.append(PlannedNode(pid, provider, resolve_target(env.skill_module(provider), None), [], "provider"))
+            if provider in chain:  # a provider cycle (a compile-time diagnostic): not inserted twice
+                continue
+            k = 1
+            while f"p{k}" in taken:
+                k += 1
+            pid = f"p{k}"
+            taken.add(pid)
+            pn = PlannedNode(pid, provider, resolve_target(env.skill_module(provider), None), [], "provider")
+            planned[pid] = pn
             by_skill[provider] = pid
+            place(pn, chain | {provider})
             n.deps.append(pid)
         out.append(n)
+
+    for n in nodes:
+        place(n, frozenset({n.skill}))
     return out
 
 

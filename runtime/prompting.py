@@ -71,7 +71,9 @@ def node_system_prompt(env: "Env", node: NodeState) -> str:
 
 def step_messages(env: "Env", node: NodeState) -> list[dict[str, Any]]:
     """The first messages of a node's conversation."""
-    goal = node.objective or env.task.message
+    # a delegate works toward its delegator's objective; any other node toward the user's message
+    # (a provider's title is in its system prompt)
+    goal = (node.objective if node.kind == "delegate" else "") or env.task.message
     return [{"role": "system", "content": node_system_prompt(env, node)}, {"role": "user", "content": goal}]
 
 
