@@ -1,6 +1,7 @@
 """Write-gate decisions (§14): who needs approval, the idempotency key, the approval summary."""
 from __future__ import annotations
 
+import copy
 import hashlib
 from typing import Any
 
@@ -38,25 +39,56 @@ def idempotency_key(tool: str, meta: rt.ToolMeta, args: dict[str, Any]) -> str:
 
 
 def approval_summary(meta: rt.ToolMeta, args: dict[str, Any]) -> str:
-    """"Label: value" lines; sensitive values masked, platform-injected arguments not shown."""
+    """"Label: value" lines; sensitive values masked, platform-injected arguments not shown (§14.1,
+    §11). Arguments the contract does not list follow as "name: value", with any configured
+    member inside them left out (it is shown by its own line, or hidden when platform-injected)."""
     lines = []
-    configured = {a.path: a for a in meta.args.values()}
-    shown: set[str] = set()
+    rest = copy.deepcopy(args)
     for a in meta.args.values():
+        _strip(rest, a.parts)
         if a.platform:
-            shown.add(a.path)
             continue
         values = rt.arg_values(args, a.parts)
         if values is None:
             continue
-        shown.add(a.path)
         text = MASK if a.sensitive else ", ".join(_show(v) for v in values)
         lines.append(f"{a.label or a.path}: {text}")
-    for key, value in args.items():
-        if key in shown or key in configured or any(p.startswith(key + ".") or p.startswith(key + "[") for p in shown):
-            continue
+    for key, value in rest.items():
+        if isinstance(value, (dict, list)) and not _has_scalar(value) and args.get(key) != value:
+            continue  # nothing left once the configured members are taken out
         lines.append(f"{key}: {_show(value)}")
     return "\n".join(lines)
+
+
+def _has_scalar(value: Any) -> bool:
+    """True when a value holds anything but (nested) empty containers."""
+    if isinstance(value, dict):
+        return any(_has_scalar(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_scalar(v) for v in value)
+    return True
+
+
+def _strip(value: Any, parts: tuple) -> None:
+    """Remove the member at `parts` (each item for `[]`) from a copy of the arguments."""
+    if not parts:
+        return
+    head, tail = parts[0], parts[1:]
+    if head[0] == "e":
+        if isinstance(value, list):
+            if not tail:
+                value.clear()
+            for item in value:
+                _strip(item, tail)
+        return
+    key = head[1]
+    if isinstance(value, dict) and key in value:
+        if tail:
+            _strip(value[key], tail)
+        else:
+            del value[key]
+    elif isinstance(value, list) and head[0] == "i" and isinstance(key, int) and -len(value) <= key < len(value):
+        _strip(value[key], tail)
 
 
 def _show(value: Any) -> str:
