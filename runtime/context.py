@@ -31,13 +31,18 @@ def upstream_order(task_nodes: dict[str, NodeState], node: NodeState) -> list[No
     return order
 
 
-def _scalars(value: Any) -> Iterator[Any]:
+def _nodes(value: Any, containers: bool) -> Iterator[Any]:
+    """Every value inside an extract: its scalars, and (when asked) its objects and lists too."""
     if isinstance(value, dict):
+        if containers:
+            yield value
         for v in value.values():
-            yield from _scalars(v)
+            yield from _nodes(v, containers)
     elif isinstance(value, list):
+        if containers:
+            yield value
         for v in value:
-            yield from _scalars(v)
+            yield from _nodes(v, containers)
     else:
         yield value
 
@@ -83,10 +88,18 @@ class NodeContext:
         return rt.MISSING
 
     def evidence_has(self, value: Any) -> bool:
+        # §5.3 "某个值": a scalar equals a scalar inside an extract; an object or list argument
+        # (e.g. a list of ids) must equal an object or list found there, as canonical JSON.
+        container = isinstance(value, (dict, list))
+        text = rt.canonical(value) if container else None
         for ev in self.visible_evidence():
             for sub in ev.values.values():
-                if any(_same(value, s) for s in _scalars(sub)):
-                    return True
+                for node in _nodes(sub, container):
+                    if container:
+                        if isinstance(node, (dict, list)) and rt.canonical(node) == text:
+                            return True
+                    elif _same(value, node):
+                        return True
         return False
 
     # ------------------------------------------------------------ other sources
