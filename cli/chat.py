@@ -63,9 +63,16 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.openai import OpenAIChatModel
     from skillc.runtime.store import Store
+    from skillc.runtime.config import ConfigError
+    from skillc.runtime.loader import CompiledStudioError
+    from skillc.runtime.mcp.gateway import GatewayConfigError
+    from skillc.runtime.store import StoreError
     from skillc.runtime.trace import TraceWriter
 
-    config = load_config(args.config)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise ChatError(str(exc)) from None
     for warning in config.warnings:
         write(f"warning: {warning}")
     # Only what the file sets: defaults such as api_key_env must not make a missing key an error.
@@ -79,24 +86,48 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
         model = OpenAIChatModel.from_config(model_cfg, os.environ)
     except ValueError as exc:
         raise ChatError(str(exc)) from exc
+    platform = parse_platform(args.platform)
     store_path = args.store or config.store.path or ".skillc/store.sqlite"
     workdir = Path(store_path).resolve().parent
-    workdir.mkdir(parents=True, exist_ok=True)
-    studio = load_studio(config, args.compiled, workdir)
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+        studio = load_studio(config, args.compiled, workdir)
+    except (CompiledStudioError, *_source_errors()) as exc:
+        raise ChatError(f"studio: {exc}") from None
+    except OSError as exc:
+        raise ChatError(f"{exc.filename or workdir}: {exc.strerror or exc}") from None
+    try:
+        trace = TraceWriter(args.trace, keep=False)
+    except OSError as exc:
+        raise ChatError(f"--trace {args.trace}: cannot write: {exc.strerror or exc}") from None
+    try:
+        store = Store(store_path)
+    except StoreError as exc:
+        trace.close()
+        raise ChatError(str(exc)) from None
+    if args.session and store.get_session(args.session) is None:
+        store.close()
+        trace.close()
+        raise ChatError(f"no session {args.session!r} in {store_path} (start without --session for a new one)")
     renderer = Renderer(write, color=args.color)
-    trace = TraceWriter(args.trace, keep=False)
     trace.listeners.append(renderer.event)
     tmp = tempfile.mkdtemp(prefix="skillc-chat-")
     servers = {name: spec.with_tmp(tmp) for name, spec in config.mcp.servers.items()}
     gateway = McpGateway(servers, timeout=config.mcp.timeout)
-    await gateway.start()
+    try:
+        await gateway.start()
+    except GatewayConfigError as exc:  # e.g. two servers serve one tool name
+        store.close()
+        trace.close()
+        raise ChatError(f"MCP servers: {exc}") from None
     for name, reason in gateway.unreachable_servers.items():
         write(f"warning: MCP server {name} unreachable: {reason}")
-    store = Store(store_path)
     runtime = Runtime(studio, gateway, model, store, config.settings, trace=trace, on_progress=renderer.progress)
+    session = None
     try:
-        session = await runtime.open_session(parse_platform(args.platform), session_id=args.session)
-        write(f"session {session.id} (resume with: skillc chat --session {session.id}); /help for help")
+        session = await runtime.open_session(platform, session_id=args.session)
+        verb = "resumed" if args.session else "session"
+        write(f"{verb} {session.id} (resume with: skillc chat --session {session.id}); /help for help")
         pending = session.pending()
         if pending:
             write(f"waiting: {pending['kind']}: {pending['question']}")
@@ -105,6 +136,7 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
             try:
                 line = read(_prompt(pending)).strip()
             except EOFError:
+                write("")
                 break
             if not line:
                 continue
@@ -119,6 +151,9 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
             if line == "/pending":
                 write(json.dumps(pending, ensure_ascii=False) if pending else "nothing is waiting")
                 continue
+            if line.startswith("/") and " " not in line:
+                write(f"unknown command {line}; /help lists them")
+                continue
             answer = _decision(pending, line)
             if pending and pending["kind"] in ("APPROVAL", "VERIFY") and answer is None:
                 write("please answer y, n" + (" or c" if pending["kind"] == "APPROVAL" else ""))
@@ -127,6 +162,11 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
                 await session.answer(answer)
             else:
                 await session.send(line)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Ctrl-C: everything committed so far is in the store; say how to come back.
+        if session is not None:
+            write(f"\ninterrupted; resume with: skillc chat --session {session.id}")
+        raise
     finally:
         await gateway.aclose()
         store.close()
@@ -134,6 +174,15 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
         await model.aclose()
     write(f"bye (session {session.id})")
     return 0
+
+
+def _source_errors() -> tuple[type[BaseException], ...]:
+    """The compiler's SourceError when the compiler is installed (compile-on-load raises it)."""
+    try:
+        from skillc.compiler.sources import SourceError
+    except ImportError:
+        return ()
+    return (SourceError,)
 
 
 def _prompt(pending: dict[str, Any] | None) -> str:
@@ -162,5 +211,5 @@ def main(args: Any) -> int:
     try:
         return asyncio.run(chat(args, input, lambda s: print(s, flush=True)))
     except ChatError as exc:
-        print(f"skillc chat: {exc}", file=sys.stderr)
+        print(f"skillc chat: error: {exc}", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ import asyncio
 import os
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
@@ -80,7 +81,10 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
         gateway = McpGateway({"cms": server}, timeout=timeout, on_invoked=None)
         await gateway.start()
         if gateway.unreachable_servers:
-            write(f"error: the CMS server did not start: {gateway.unreachable_servers}")
+            await gateway.aclose()
+            trace.close()
+            reason = "; ".join(gateway.unreachable_servers.values())
+            write(f"error: the example CMS server did not start: {reason}")
             return 1
         write(f"  {len(gateway.catalog)} tools")
         store = Store(Path(tmp) / "store.sqlite")
@@ -92,7 +96,8 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
             session = await runtime.open_session(PLATFORM, session_id="demo")
             for number, turn in enumerate(SCRIPT, 1):
                 write("")
-                write(f"# {NARRATION[number]}")
+                for line in textwrap.wrap(NARRATION[number], width=96):
+                    write(f"# {line}")
                 model.load_turn(turn["model"])
                 if "user" in turn:
                     await session.send(turn["user"])
@@ -110,8 +115,14 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
 
 
 def main(trace_path: str | None = None) -> int:
-    """Entry point of `skillc demo`."""
+    """Entry point of `skillc demo`: 0 when the conversation played without a runtime error."""
     path = trace_path or os.path.join(".skillc", "demo-trace.jsonl")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        open(path, "a", encoding="utf-8").close()  # fail here, with one line, not mid-demo
+    except OSError as exc:
+        hint = "" if trace_path else " (this directory is not writable: pass --trace PATH)"
+        print(f"skillc demo: error: cannot write the trace {path}: {exc.strerror or exc}{hint}", file=sys.stderr)
+        return 2
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     return asyncio.run(play(path, lambda line: print(line, flush=True), color=color))

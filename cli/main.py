@@ -7,18 +7,30 @@ and work where the compiler extra is not installed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
+import tempfile
+import traceback
 
 # Order is the order of `skillc --help`.
 COMMANDS: tuple[str, ...] = ("check", "compile", "schema", "graph", "explain", "scenario", "demo", "chat")
 
 EPILOG = """\
 typical use:
+  skillc demo                             see it work: the example studio against a real MCP server
   skillc check examples/studio            validate a studio, print diagnostics like a compiler
+  skillc explain cms.article.lifecycle    how each argument of a skill is bound and checked
   skillc compile examples/studio -o generated
-  skillc demo                             compile the example studio and play a conversation
-  skillc scenario run tests/scenarios/*.yaml --trace trace.jsonl
+  skillc scenario run examples/scenarios/*.yaml
+  skillc chat --config skillc.toml        talk to your agents with a real model
+
+`skillc COMMAND --help` explains a command, with examples and its exit statuses.
+
+exit status (every command): 0 success, 1 the work found problems (errors in a studio, a failing
+scenario, a stale output directory), 2 bad invocation or unreadable input, 130 interrupted (Ctrl-C),
+70 an internal error (a bug: the message names a file with the details).
 """
 
 
@@ -53,16 +65,48 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str] | None = None) -> int:
-    """Parse `argv` and run the chosen command; returns the exit status."""
+    """Parse `argv` and run the chosen command; returns the exit status.
+
+    No traceback reaches the person: Ctrl-C exits 130, a closed pipe 0, and an unexpected exception
+    (a bug) prints one line naming a file that holds the traceback and exits 70 (set SKILLC_DEBUG=1
+    to let it through instead).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return 2
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(f"\nskillc {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        # Output piped into `head` and the like: not an error. Stop Python's own flush complaining.
+        with contextlib.suppress(Exception):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as exc:
+        if os.environ.get("SKILLC_DEBUG"):
+            raise
+        report = _save_traceback(exc)
+        where = f" (details in {report}; please report it)" if report else ""
+        print(f"skillc {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)}{where}", file=sys.stderr)
+        return 70
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300] + ("…" if len(text) > 300 else "")
+
+
+def _save_traceback(exc: BaseException) -> str | None:
+    """Write the traceback to a temp file; its path, or None when even that fails."""
+    try:
+        fd, path = tempfile.mkstemp(prefix="skillc-crash-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"skillc {' '.join(sys.argv[1:])}\n\n")
+            fh.write("".join(traceback.format_exception(exc)))
+        return path
+    except OSError:
+        return None

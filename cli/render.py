@@ -27,9 +27,13 @@ class Renderer:
         """Print one event, if it is worth a line."""
         kind = ev.get("type")
         if kind == "turn.started":
-            said = ev.get("message") if "message" in ev else json.dumps(ev.get("answer"))
             self.write("")
-            self.write(self._c(BOLD, f"[turn {ev.get('turn')}] user: {said}"))
+            if "message" in ev:
+                self.write(self._c(BOLD, f"[turn {ev.get('turn')}] user: {ev.get('message')}"))
+            else:
+                answer = ev.get("answer") or {}
+                said = ", ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in answer.items())
+                self.write(self._c(BOLD, f"[turn {ev.get('turn')}] user answers: {said}"))
         elif kind == "skill.rejected" and self.verbose:
             codes = ", ".join(d.get("code") or "?" for d in ev.get("diagnostics", []))
             self.write(self._c(YELLOW, f"    skill {ev.get('skill')} not loaded ({codes})"))

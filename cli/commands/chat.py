@@ -11,9 +11,16 @@ OpenAI-compatible model from the config ([model] base_url, model, api_key_env) o
 confirm or reject approvals and answer follow-up questions at the prompt. Everything is kept in
 the store, so `--session ID` resumes a session, even one that stopped mid-write.
 
+At the prompt: type a message; answer an approval with y (confirm), n (reject) or c (cancel the
+task); answer "did it take effect?" with y or n. /help, /session (the id), /pending, /quit;
+Ctrl-D also quits. Ctrl-C stops the current turn and exits: nothing committed is lost.
+
 examples:
   skillc chat --config examples/skillc.toml --platform userId=7 --platform organId=9
   skillc chat --compiled generated --session s18c…   (no compiler needed)
+
+exit status: 0 normal end, 2 bad configuration (missing or invalid skillc.toml, no studio, no
+model, unknown --session), 130 interrupted.
 """
 
 

@@ -5,11 +5,20 @@ import argparse
 import json
 import sys
 
+from skillc.commands import SOURCE_HELP, studio_source
+
 HELP = "validate a studio's skill contracts and print diagnostics"
 DESCRIPTION = """\
 Parse and validate every ACTIVE skill of a studio (a directory with agents/ and skills/, or a
 SQLite file with the four studio tables). Diagnostics print as file:line:col with a caret excerpt;
 positions are inside each skill's contract text.
+
+A skill with an error is dropped (the others still load); warnings and notes do not stop it.
+
+examples:
+  skillc check                          the studio in ./examples/studio (or the bundled example)
+  skillc check path/to/studio
+  skillc check studio.sqlite --format json | jq '.summary'
 
 exit status: 0 clean or warnings only, 1 errors (some skill does not load), 2 bad invocation or
 unreadable source."""
@@ -17,12 +26,13 @@ unreadable source."""
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `skillc check`."""
-    parser.add_argument("source", nargs="?", default="examples/studio", help="studio directory or SQLite file (default: examples/studio)")
+    parser.add_argument("source", nargs="?", help=SOURCE_HELP)
     parser.add_argument("--format", choices=("human", "json"), default="human", help="output format (default: human)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Check the studio at args.source; returns the exit status."""
+    args.source = studio_source(args.source)
     from skillc.compiler.diagnostics import count, render
     from skillc.compiler.frontend import check_studio
     from skillc.compiler.sources import SourceError, load_studio

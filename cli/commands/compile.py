@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+
+from skillc.commands import SOURCE_HELP, studio_source
 
 HELP = "compile a studio into validator modules and agent graph templates"
 DESCRIPTION = """\
@@ -10,6 +13,13 @@ Compile every ACTIVE skill of a studio into one Python validator module, and eve
 task-graph template, under DIR (skills/, agents/, manifest.json). Incremental: unchanged skills
 are not regenerated (--force regenerates everything). With --check nothing is written: the
 command prints a unified diff of what a compile would change and exits 1 when DIR is stale.
+
+Large studios show progress on stderr ([n/total]).
+
+examples:
+  skillc compile examples/studio -o generated
+  skillc compile examples/studio -o generated --check     in CI: fail when generated/ is stale
+  skillc compile studio.sqlite -o build/compiled --force
 
 exit status: 0 ok (or up to date), 1 some skill rejected (or DIR stale with --check),
 2 bad invocation or unreadable source."""
@@ -19,7 +29,7 @@ _PROGRESS_FROM = 100  # studios smaller than this compile too fast to need a pro
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `skillc compile`."""
-    parser.add_argument("source", nargs="?", default="examples/studio", help="studio directory or SQLite file (default: examples/studio)")
+    parser.add_argument("source", nargs="?", help=SOURCE_HELP)
     parser.add_argument("-o", "--output", default="generated", metavar="DIR", help="output directory (default: generated)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 with a diff when DIR is stale")
     parser.add_argument("--force", action="store_true", help="regenerate every skill")
@@ -40,6 +50,7 @@ def _progress(done: int, total: int, key: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compile (or check) args.source into args.output; returns the exit status."""
+    args.source = studio_source(args.source)
     from skillc.compiler.build import check_stale, compile_studio
     from skillc.compiler.diagnostics import count, render
     from skillc.compiler.sources import SourceError, load_studio
@@ -57,7 +68,17 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"{args.output} is up to date")
         return 0
-    result = compile_studio(studio, args.output, progress=_progress, force=args.force)
+    if os.path.exists(args.output) and not os.path.isdir(args.output):
+        print(f"skillc compile: error: {args.output} exists and is not a directory", file=sys.stderr)
+        return 2
+    if len(studio.skills) >= _PROGRESS_FROM and not args.quiet:
+        # The front end checks every changed skill before the first module is written.
+        print(f"checking {len(studio.skills)} skills of {args.source} …", file=sys.stderr, flush=True)
+    try:
+        result = compile_studio(studio, args.output, progress=_progress, force=args.force)
+    except OSError as exc:
+        print(f"skillc compile: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     for d in result.diagnostics:
         if not args.quiet or d.is_error:
             print(render(d))

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from skillc.commands import SOURCE_HELP, studio_source
+
 HELP = "explain a skill's contract per tool and argument, with static checks"
 DESCRIPTION = """\
 For each tool and argument of SKILL: how its value is bound (from/const/when), which sources are
@@ -11,17 +13,22 @@ legal, what happens when it is missing. Then warnings for what §16 does not che
 required argument no configured source can ever satisfy, from + sources ["USER"] without MODEL,
 and missing.tool / verify.tool / target outside toolNames.
 
+examples:
+  skillc explain cms.article.lifecycle
+  skillc explain invoice.issue path/to/studio
+
 exit status: 0 ok (warnings included), 1 the skill does not load, 2 unknown skill or source."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `skillc explain`."""
     parser.add_argument("skill", help="skill_key")
-    parser.add_argument("source", nargs="?", default="examples/studio", help="studio directory or SQLite file (default: examples/studio)")
+    parser.add_argument("source", nargs="?", help=SOURCE_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
     """Explain args.skill of args.source; returns the exit status."""
+    args.source = studio_source(args.source)
     from skillc.compiler.diagnostics import render
     from skillc.compiler.explain import explain
     from skillc.compiler.frontend import check_skill

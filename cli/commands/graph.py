@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
+from skillc.commands import SOURCE_HELP, studio_source
 from pathlib import Path
 
 HELP = "print an agent's task-graph template (mermaid, dot or json)"
@@ -12,13 +14,18 @@ Print the task-graph template of AGENT: its loadable skills, the inputs.provider
 them (§7), each skill's target and the delegation catalog (§15). SOURCE is a studio (compiled on
 the fly) or a directory written by `skillc compile` (read without the compiler).
 
+examples:
+  skillc graph editor                              Mermaid (paste into a Markdown file)
+  skillc graph publisher examples/studio --format dot | dot -Tsvg > publisher.svg
+  skillc graph editor generated --format json      from a compiled directory
+
 exit status: 0 ok, 2 unknown agent or unreadable source."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `skillc graph`."""
     parser.add_argument("agent", help="agent_code")
-    parser.add_argument("source", nargs="?", default="examples/studio", help="studio, or compiled directory (default: examples/studio)")
+    parser.add_argument("source", nargs="?", help=SOURCE_HELP)
     parser.add_argument("--format", choices=("mermaid", "dot", "json"), default="mermaid", help="output format (default: mermaid)")
 
 
@@ -60,6 +67,7 @@ def _from_studio(agent: str, source: str):  # -> nx.DiGraph | None
 
 def run(args: argparse.Namespace) -> int:
     """Print the template of args.agent; returns the exit status."""
+    args.source = studio_source(args.source)
     from skillc.compiler.sources import SourceError
 
     src = Path(args.source)

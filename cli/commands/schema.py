@@ -8,7 +8,13 @@ import sys
 HELP = "print the JSON Schema of skill_contract, for editors"
 DESCRIPTION = """\
 Print a JSON Schema (draft 2020-12) of skill_contract as authors write it, generated from the
-compiler's IR. Point an editor at it for completion and checks of contract.jsonc files."""
+compiler's IR. Point an editor at it for completion and checks of contract.jsonc files.
+
+examples:
+  skillc schema -o .vscode/skill-contract.schema.json
+  skillc schema | jq '.properties | keys'
+
+exit status: 0 ok, 2 the output file cannot be written."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
