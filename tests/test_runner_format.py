@@ -151,7 +151,7 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     status = skillc(args)
     out = capsys.readouterr()
     text = out.out + out.err
-    assert "Traceback" not in text and "internal error" not in text, text
+    assert "Traceback" not in text and "internal error:" not in text, text
     return status, text
 
 
