@@ -1,0 +1,129 @@
+"""`skillc chat` across two processes on a pseudo-terminal: the first stops on an approval and ends
+with Ctrl-D (EOF); the second resumes the session by id, is shown what is waiting, refuses an
+answer that is not y/n/c, and confirms. Against the loopback fake model server and the real
+example CMS MCP server; the write reaches the CMS exactly once."""
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from skillc.runtime.model.fake_server import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[1]
+APPROVAL_PROMPT = "confirm? [y]es / [n]o, reject / [c]ancel> "
+
+
+class Terminal:
+    """A child process on a pty, read until a marker with a deadline (no sleeps)."""
+
+    def __init__(self, argv: list[str], cwd: Path) -> None:
+        self.master, slave = pty.openpty()
+        env = dict(os.environ, NO_COLOR="1", COLUMNS="200")
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True)
+        os.close(slave)
+        self.seen = ""
+
+    def expect(self, marker: str, timeout: float = 60.0) -> str:
+        """Everything up to and including `marker`."""
+        deadline = time.monotonic() + timeout
+        while marker not in self.seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {marker!r} on the terminal; saw:\n{self.seen}"
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 4096).decode(errors="replace")
+                except OSError:
+                    chunk = ""
+                assert chunk or self.proc.poll() is None, f"process ended before {marker!r}:\n{self.seen}"
+                self.seen += chunk
+        head, _, self.seen = self.seen.partition(marker)
+        return head + marker
+
+    def send(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def close(self) -> int:
+        """Wait for the exit status (killing a process that hangs)."""
+        try:
+            return self.proc.wait(timeout=30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            os.close(self.master)
+
+
+def test_a_session_waiting_on_approval_is_resumed_and_confirmed_in_a_new_process(tmp_path: Path) -> None:
+    responses = [
+        {"answer": {"agent": "editor"}},
+        {"tool_calls": [{"name": "cms_space_list", "arguments": "{}"}]},
+        {"tool_calls": [{"name": "cms_article_create", "arguments": json.dumps({"title": "Spring launch", "spaceId": 3})}]},
+        {"tool_calls": [{"name": "builtin_node_approval",
+                         "arguments": json.dumps({"summary": "Create the article", "toolName": "cms_article_create"})}]},
+        # the second process, after the confirmation:
+        {"tool_calls": [{"name": "builtin_node_finish", "arguments": json.dumps({"output": "Created article 17"})}]},
+    ]
+    db = tmp_path / "cms.sqlite"
+    with FakeOpenAIServer(responses) as srv:
+        config = tmp_path / "skillc.toml"
+        config.write_text(f"""
+[studio]
+source = {json.dumps(str(ROOT / "examples" / "studio"))}
+[store]
+path = {json.dumps(str(tmp_path / "store.sqlite"))}
+[model]
+base_url = {json.dumps(srv.url)}
+model = "fake"
+[mcp.servers.cms]
+command = {json.dumps(sys.executable)}
+args = ["-m", "skillc.examples.cms_server"]
+env = {{ CMS_DB = {json.dumps(str(db))} }}
+""")
+        chat = [sys.executable, "-m", "skillc", "chat", "--config", str(config), "--platform", "userId=7",
+                "--platform", "organId=9"]
+
+        first = Terminal(chat, tmp_path)
+        try:
+            intro = first.expect("you> ")
+            session = re.search(r"session (\S+) \(resume with: skillc chat --session \1\)", intro)
+            assert session, intro
+            sid = session.group(1)
+            first.send("/session\n")
+            assert sid in first.expect("you> ")
+            first.send("Please create an article titled Spring launch\n")
+            shown = first.expect(APPROVAL_PROMPT)
+            assert "APPROVAL" in shown and "Title: Spring launch" in shown
+            first.send("\x04")  # Ctrl-D at the approval prompt: the session stays suspended
+            first.expect(f"bye (session {sid})")
+        finally:
+            assert first.close() == 0
+
+        second = Terminal([*chat, "--session", sid], tmp_path)
+        try:
+            resumed = second.expect(APPROVAL_PROMPT)
+            assert f"resumed {sid}" in resumed
+            assert "waiting: APPROVAL: Create the article" in resumed
+            second.send("/pending\n")
+            assert '"kind": "APPROVAL"' in second.expect(APPROVAL_PROMPT)
+            second.send("maybe\n")
+            assert "please answer y, n or c" in second.expect(APPROVAL_PROMPT)
+            second.send("y\n")
+            done = second.expect("you> ")
+            assert "settled SUCCESS via call" in done and "Created article 17" in done
+            second.send("/quit\n")
+            second.expect(f"bye (session {sid})")
+        finally:
+            assert second.close() == 0
+
+    rows = sqlite3.connect(db).execute("SELECT id, title FROM article WHERE title = 'Spring launch'").fetchall()
+    assert rows == [(17, "Spring launch")]  # written once, after the confirmation in the second process
+    purposes = [r.headers.get("x-skillc-purpose") for r in srv.requests]
+    assert purposes == ["route", "step", "step", "step", "step"]
