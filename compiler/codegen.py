@@ -434,18 +434,14 @@ def _input_view(spec: ir.InputSpec) -> dict[str, Any]:
         code, source = expr_code(expr), ir.SOURCE_OF_PREFIX[prefix]
     elif prefix == "outputs":
         code, source = Code(f"ctx.upstream_output({literal(parts_of(expr.path))})"), "NODE_OUTPUT"
-    elif prefix in ("prior", "platform"):
+    elif prefix == "prior":
         code, source = expr_code(expr), ir.SOURCE_OF_PREFIX[prefix]
     elif prefix == "bare":
         code, source = Code(f"ctx.upstream_output({literal(parts_of(expr.path))})"), "NODE_OUTPUT"
     else:
-        # §7: any other prefix reads the nearest upstream's same-named output; the name is the
-        # expression's own text (its prefix as the first member).
-        tail = parts_of(getattr(expr, "path", []) or [])
-        head: tuple = (("k", prefix),)
-        if prefix == "evidence":
-            head = (("k", "evidence"), ("k", expr.key))
-        code, source = Code(f"ctx.upstream_output({literal(head + tail)})"), "NODE_OUTPUT"
+        # §7: "不写或其他前缀" — any other prefix (platform., evidence., inputs., …) reads the nearest
+        # finished upstream node's output of the same name as this input.
+        code, source = Code(f"ctx.upstream_output({literal((('k', spec.name),))})"), "NODE_OUTPUT"
     meta = _call(
         "rt.InputMeta",
         [

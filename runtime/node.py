@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillc.runtime import builtins
 from skillc.runtime.chain import CallResult, run_chain
+from skillc.runtime.gate import approval_summary
 from skillc.runtime.model.base import ModelRequest, ToolCall
 from skillc.runtime.prompting import step_messages, tool_specs
 from skillc.runtime.state import NodeState
@@ -162,16 +163,20 @@ def suspend(env: "Env", node: NodeState) -> None:
         fields.update(question=node.pending.question, tool=node.pending.tool)
     elif kind == "VERIFY":
         ev = env.evidence.get(node.verify_evidence or "")
-        fields.update(question=verify_question(ev), tool=ev.tool if ev else None)
+        fields.update(question=verify_question(env, node, ev), tool=ev.tool if ev else None)
     env.emit("node.suspended", node=node.id, **fields)
 
 
-def verify_question(ev: Any) -> str:
-    """The VERIFY question put to the user."""
+def verify_question(env: "Env", node: NodeState, ev: Any) -> str:
+    """The VERIFY question put to the user: the write's parameter summary as in an approval
+    (labels, sensitive values masked, platform arguments hidden, §5.2, §11)."""
     if ev is None:
         return "Did the last write take effect?"
+    meta = env.skill_module(node.skill).TOOLS.get(ev.tool)
+    summary = approval_summary(meta, ev.args) if meta is not None else \
+        json.dumps(ev.args, ensure_ascii=False, default=str)
     return (f"The outcome of {ev.tool} is unknown (the call {ev.error or 'was interrupted'}). "
-            f"Did it take effect? Arguments: {json.dumps(ev.args, ensure_ascii=False, default=str)}")
+            f"Did it take effect?\n{summary}")
 
 
 def question_of(env: "Env", node: NodeState) -> str:
@@ -181,7 +186,7 @@ def question_of(env: "Env", node: NodeState) -> str:
     if node.suspended == "APPROVAL" and node.pending:
         return node.pending.question
     if node.suspended == "VERIFY":
-        return verify_question(env.evidence.get(node.verify_evidence or ""))
+        return verify_question(env, node, env.evidence.get(node.verify_evidence or ""))
     return ""
 
 
@@ -194,7 +199,10 @@ async def settle_open_writes(env: "Env", node: NodeState) -> str | None:
         module = env.skill_module(node.skill)
         meta = module.TOOLS.get(ev.tool)
         verify_meta = module.TOOLS.get(meta.verify_tool) if meta and meta.verify_tool else None
-        if verify_meta is not None and meta.verify_args is not None and meta.verify_tool in env.catalog:
+        # §6.4: the verify tool must be a NONE tool of contract.tools and in toolNames; otherwise
+        # the write cannot be checked automatically and the user is asked.
+        if (verify_meta is not None and verify_meta.side_effect == "NONE" and meta.verify_args is not None
+                and meta.verify_tool in module.SKILL.tool_names and meta.verify_tool in env.catalog):
             outcome = await env.rt.gateway.call(meta.verify_tool, meta.verify_args(ev.args))
             if not outcome.error:
                 ok = verify_meta.judge(outcome.response).business_ok

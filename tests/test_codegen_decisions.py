@@ -431,14 +431,15 @@ def test_bind_inputs_each_prefix_fills_only_missing() -> None:
     ctx = FakeCtx(
         session={"space": {"id": 1}},
         shared={"b": 2},
-        upstream={"c": 3, "articleTitle": "T", "h": 8},
+        upstream={"c": 3, "articleTitle": "T", "h": 8, "f": 5},
         priors={"article": {"displayName": "Doc", "id": 4}},
         platform={"organId": 6},
     )
     inputs: dict[str, Any] = {"b": "kept"}
     got = m.bind_inputs(inputs, ctx)
-    assert inputs == {"a": 1, "b": "kept", "c": 3, "d": "Doc", "e": 4, "f": 6, "g": "T", "h": 8}
-    assert got == {"a": "SESSION", "c": "NODE_OUTPUT", "d": "PRIOR_TASK", "e": "PRIOR_TASK", "f": "PLATFORM", "g": "NODE_OUTPUT", "h": "NODE_OUTPUT"}
+    # f: another prefix (platform.) reads the upstream output of the input's own name (§7)
+    assert inputs == {"a": 1, "b": "kept", "c": 3, "d": "Doc", "e": 4, "f": 5, "g": "T", "h": 8}
+    assert got == {"a": "SESSION", "c": "NODE_OUTPUT", "d": "PRIOR_TASK", "e": "PRIOR_TASK", "f": "NODE_OUTPUT", "g": "NODE_OUTPUT", "h": "NODE_OUTPUT"}
     assert m.INPUTS["a"].prefix == "session" and m.INPUTS["a"].share_key == (("k", "space"), ("k", "id"))
     assert m.INPUTS["g"].prefix == "bare" and m.INPUTS["h"].prefix is None and m.INPUTS["i"].required is False
 
