@@ -156,14 +156,13 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
     crashed = asyncio.Event()
     current = _Instance()
 
-    def turn_of() -> dict[str, Any]:
-        s = current.session
-        if s is None:
-            return {"session": "s1", "turn": 0}
-        return {"session": s.id, "turn": s.session.turn, "task": s.task.id if s.task else None}
-
     def on_invoked(tool: str, args: dict[str, Any]) -> None:
-        trace.emit("mcp.invoked", **turn_of(), tool=tool, args=args)
+        # The canned server reports its own invocations; they are stamped like every other event
+        # of the session (real servers' are reported by the runtime's own MCP client hook).
+        if current.session is not None:
+            current.session.emit("mcp.invoked", tool=tool, args=args)
+        else:
+            trace.emit("mcp.invoked", session="s1", turn=0, tool=tool, args=args)
 
     try:
         servers["scenario"] = build_canned_server(data.get("tools") or [], on_invoked=on_invoked, on_crash=crashed.set)
@@ -173,7 +172,7 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
 
     async def open_instance() -> _Instance:
         inst = _Instance()
-        inst.gateway = McpGateway(servers, timeout=TOOL_TIMEOUT, on_invoked=on_invoked)
+        inst.gateway = McpGateway(servers, timeout=TOOL_TIMEOUT, on_invoked=None)  # the Runtime hooks it
         try:
             await inst.gateway.start()
         except GatewayConfigError as exc:
