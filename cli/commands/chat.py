@@ -25,6 +25,7 @@ model, unknown --session), 130 interrupted.
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `skillc chat`."""
     parser.add_argument("--config", metavar="PATH", help="skillc.toml (default ./skillc.toml)")
     parser.add_argument("--compiled", metavar="DIR", help="an already compiled studio directory")
     parser.add_argument("--session", metavar="ID", help="resume this session")
@@ -37,6 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run `skillc chat`; returns the exit status."""
     from skillc.chat import main
 
     return main(args)

@@ -22,10 +22,12 @@ exit status: 0 the demo ran, 1 it went wrong (a runtime error; see the transcrip
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `skillc demo`."""
     parser.add_argument("--trace", metavar="PATH", help="where to write the trace (default .skillc/demo-trace.jsonl)")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run `skillc demo`; returns the exit status."""
     from skillc.demo import main
 
     return main(args.trace)

@@ -190,6 +190,9 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
         for number, turn in enumerate(data["turns"], 1):
             if turn.get("restart") or current.session is None:
                 # A restart (or the turn after a crash) reopens everything from the store.
+                if number > 1 and not turn.get("restart"):
+                    result.notes.append(f"turn {number}: the runtime had crashed; reopened from the store "
+                                        "(restart: true implied)")
                 await current.close()
                 current = await open_instance()
             if turn.get("at"):
