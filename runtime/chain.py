@@ -288,6 +288,7 @@ async def run_chain(env: "Env", node: NodeState, tool: str, raw: Any, *, approve
 async def invoke(c: Call) -> CallResult:
     """The call itself, then ResponseContract, Evidence and the fingerprint count."""
     env, node, meta = c.env, c.node, c.meta
+    env.current_node = node.id
     write = meta is not None and meta.side_effect == "WRITE"
     ev = Evidence(id="", task=env.task.id if env.task else "", node=node.id, tool=c.tool, args=c.args,
                   side_effect="WRITE" if write else "NONE", turn=env.session.turn, idem_key=c.idem)

@@ -56,10 +56,8 @@ class Runtime:
             gateway.on_invoked = self._invoked  # real servers: the runtime's client reports tools/call
 
     def _invoked(self, tool: str, args: dict[str, Any]) -> None:
-        s = self.current
-        if s is None:
-            return
-        s.emit("mcp.invoked", tool=tool, args=args)
+        if self.current is not None:
+            self.current.invoked(tool, args)
 
     async def open_session(self, platform: dict[str, Any] | None = None, session_id: str | None = None) -> "Session":
         """A new session, or an existing one reopened from the store (its STARTED writes become
@@ -96,6 +94,7 @@ class Session:
         self.settings = runtime.settings
         self.rng = runtime.rng
         self._dirty: dict[str, Evidence] = {}
+        self.current_node: str | None = None  # the node whose tool call is under way
         self._ended: TaskState | None = None  # the active task, when it had ended before this turn
 
     # ------------------------------------------------------------ public API
@@ -162,6 +161,10 @@ class Session:
         task = self.task if self.task is not None and self.task is not self._ended else None
         self.rt.trace.emit(type_, session=self.session.id, turn=self.session.turn,
                            task=task.id if task else None, node=node, **fields)
+
+    def invoked(self, tool: str, args: dict[str, Any]) -> None:
+        """An `mcp.invoked` event for a tool really reached, stamped with the calling node."""
+        self.emit("mcp.invoked", node=self.current_node, tool=tool, args=args)
 
     def skill_module(self, key: str) -> Any:
         return self.rt.studio.skills[key]

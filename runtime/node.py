@@ -203,6 +203,7 @@ async def settle_open_writes(env: "Env", node: NodeState) -> str | None:
         # the write cannot be checked automatically and the user is asked.
         if (verify_meta is not None and verify_meta.side_effect == "NONE" and meta.verify_args is not None
                 and meta.verify_tool in module.SKILL.tool_names and meta.verify_tool in env.catalog):
+            env.current_node = node.id
             outcome = await env.rt.gateway.call(meta.verify_tool, meta.verify_args(ev.args))
             if not outcome.error:
                 ok = verify_meta.judge(outcome.response).business_ok

@@ -160,7 +160,7 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
         # The canned server reports its own invocations; they are stamped like every other event
         # of the session (real servers' are reported by the runtime's own MCP client hook).
         if current.session is not None:
-            current.session.emit("mcp.invoked", tool=tool, args=args)
+            current.session.invoked(tool, args)
         else:
             trace.emit("mcp.invoked", session="s1", turn=0, tool=tool, args=args)
 

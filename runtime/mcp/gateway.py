@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,14 @@ class InProcessServer:
 ServerSpec = McpServerConfig | InProcessServer | Mapping[str, Any]
 
 
+def _has_fileno(stream: Any) -> bool:
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
 def _make_transport(spec: McpServerConfig | InProcessServer) -> Any:
     """A fresh SDK transport (async context manager yielding streams) for one connection."""
     if isinstance(spec, McpServerConfig):
@@ -73,8 +82,11 @@ def _make_transport(spec: McpServerConfig | InProcessServer) -> Any:
         from mcp.client.stdio import stdio_client
 
         assert spec.command is not None  # validated: exactly one of command/url
+        # The SDK's default errlog is the sys.stderr of its import time; pick it now, and a real
+        # file: a replaced sys.stderr (pytest capture, an embedding app) may have no fileno.
+        errlog = sys.stderr if _has_fileno(sys.stderr) else sys.__stderr__
         return stdio_client(StdioServerParameters(command=spec.command, args=list(spec.args),
-                                                  env=dict(spec.env) or None, cwd=spec.cwd))
+                                                  env=dict(spec.env) or None, cwd=spec.cwd), errlog=errlog)
     from mcp.client._memory import InMemoryTransport
     from mcp.server import Server
     from mcp.server.mcpserver import MCPServer
