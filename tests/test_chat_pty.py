@@ -3,48 +3,15 @@ real example CMS MCP server: a write stopped for approval is confirmed at the pr
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import sqlite3
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from helpers.terminal import Terminal
 
 from skillc.runtime.model.fake_server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class Terminal:
-    """A child process on a pty, read until a marker with a deadline (no sleeps)."""
-
-    def __init__(self, argv: list[str], cwd: Path) -> None:
-        self.master, slave = pty.openpty()
-        env = dict(os.environ, NO_COLOR="1", COLUMNS="200")
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True)
-        os.close(slave)
-        self.seen = ""
-
-    def expect(self, marker: str, timeout: float = 60.0) -> str:
-        deadline = time.monotonic() + timeout
-        while marker not in self.seen:
-            left = deadline - time.monotonic()
-            assert left > 0, f"no {marker!r} on the terminal; saw:\n{self.seen}"
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    chunk = os.read(self.master, 4096).decode(errors="replace")
-                except OSError:
-                    chunk = ""
-                assert chunk or self.proc.poll() is None, f"process ended before {marker!r}:\n{self.seen}"
-                self.seen += chunk
-        head, _, self.seen = self.seen.partition(marker)
-        return head + marker
-
-    def send(self, line: str) -> None:
-        os.write(self.master, (line + "\n").encode())
 
 
 def test_chat_confirms_an_approval_at_the_prompt(tmp_path: Path) -> None:
@@ -76,20 +43,18 @@ env = {{ CMS_DB = {json.dumps(str(db))} }}
                          "--platform", "userId=7", "--platform", "organId=9"], tmp_path)
         try:
             term.expect("you> ")
-            term.send("Please create an article titled Spring launch")
+            term.send("Please create an article titled Spring launch\n")
             shown = term.expect("confirm? [y]es / [n]o, reject / [c]ancel> ")
             assert "Looking up spaces" in shown  # the tool label as progress
             assert "Title: Spring launch" in shown  # the approval's parameter summary
-            term.send("y")
+            term.send("y\n")
             done = term.expect("you> ")
             assert "settled SUCCESS via call" in done and "Created article 17" in done
-            term.send("/quit")
+            term.send("/quit\n")
             term.expect("bye")
-            assert term.proc.wait(timeout=30) == 0
         finally:
-            if term.proc.poll() is None:
-                term.proc.kill()
-            os.close(term.master)
+            status = term.close()
+        assert status == 0
     rows = sqlite3.connect(db).execute("SELECT id, title FROM article WHERE title = 'Spring launch'").fetchall()
     assert rows == [(17, "Spring launch")]
     purposes = [r.headers.get("x-skillc-purpose") for r in srv.requests]
