@@ -175,7 +175,7 @@ def main() -> None:
         t = time.perf_counter()
         build.compile_studio(studio, tmp)
         none = time.perf_counter() - t
-        rows.append((f"incremental, nothing changed", f"{none:.3f} s = {n / none:,.0f} skills/s"))
+        rows.append(("incremental, nothing changed", f"{none:.3f} s = {n / none:,.0f} skills/s"))
         t = time.perf_counter()
         loaded = load_compiled(tmp)
         imp = time.perf_counter() - t

@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from skillc.runtime import support as rt
-from skillc.runtime.chain import Call, run_chain, step_arg_policy
+from skillc.runtime.chain import run_chain
 from skillc.runtime.config import Settings
 from skillc.runtime.context import NodeContext, upstream_order
 from skillc.runtime.engine import Runtime, Session
 from skillc.runtime.errors import code_of
 from skillc.runtime.gate import approval_needed, approval_summary, idempotency_key, path_text
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo
-from skillc.runtime.state import Evidence, FollowUp, NodeState, PendingApproval, SessionState, TaskState
+from skillc.runtime.state import Evidence, FollowUp, NodeState, SessionState, TaskState
 from skillc.runtime.store import Store
 
 # ---------------------------------------------------------------- harness
