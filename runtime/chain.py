@@ -213,7 +213,12 @@ def step_fingerprint(c: Call) -> CallResult | None:
         return None
     limit = c.env.settings.fingerprint_limit
     if c.node.fp_sig == c.sig and c.node.fp_count >= limit:
-        return reject("FINGERPRINT_TRIP", f"{c.tool} was called {c.node.fp_count} times in a row with the same arguments",
+        # Name the limit: with `fingerprint-limit: 1` "called 1 times" read as if the refused
+        # attempt were the first one.
+        times = "once" if c.node.fp_count == 1 else f"{c.node.fp_count} times"
+        return reject("FINGERPRINT_TRIP",
+                      f"{c.tool} already succeeded {times} in a row with the same arguments (limit {limit}); "
+                      "the node fails",
                       None, c.trace_args(), effect="fail")
     return None
 
