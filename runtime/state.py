@@ -5,7 +5,6 @@ resumes in a new process exactly where it stopped.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
