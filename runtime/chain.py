@@ -7,7 +7,6 @@ rejection before the call registers no evidence.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
@@ -318,7 +317,7 @@ async def invoke(c: Call) -> CallResult:
         return CallResult(ok=False, error=outcome.error, message=outcome.message, next=hint, evidence=ev.id,
                           status=ev.status, args=args, effect="uncertain" if ev.status == "UNKNOWN" else None,
                           settled=settled)
-    settle_success(env, ev, meta, outcome.response)
+    j = settle_success(env, ev, meta, outcome.response)
     node.last_business = ev.id
     if ev.business_ok:
         if node.fp_sig == c.sig:
@@ -329,7 +328,6 @@ async def invoke(c: Call) -> CallResult:
         node.fp_sig, node.fp_count = None, 0
     settled = {"evidence": ev.id, "tool": c.tool, "status": ev.status, "via": "call"} if write else None
     if not ev.business_ok:
-        j = meta.judge(outcome.response) if meta else None
         # §6.2 "取不到时": an absent, null or empty value (or a container) at the path is not found.
         code = j.error_code if j is not None and _found(j.error_code) else code_of("TOOL_BUSINESS_FAILED")
         msg = j.error_message if j is not None and _found(j.error_message, True) else _truncate(outcome.response)
@@ -342,14 +340,17 @@ async def invoke(c: Call) -> CallResult:
                       data=outcome.response, args=args, settled=settled)
 
 
-def settle_success(env: "Env", ev: Evidence, meta: rt.ToolMeta | None, response: Any) -> None:
-    """Judge and extract a response that arrived: the evidence becomes SUCCESS (§6)."""
+def settle_success(env: "Env", ev: Evidence, meta: rt.ToolMeta | None, response: Any) -> rt.Judgement | None:
+    """Judge and extract a response that arrived: the evidence becomes SUCCESS (§6). Returns the
+    response contract's verdict (None for a tool without a contract: no business judgement)."""
     ev.status = "SUCCESS"
     ev.response = response
+    judgement = None
     if meta is None:
         ev.business_ok, ev.empty = True, rt.default_empty(response)
     else:
-        ev.business_ok = meta.judge(response).business_ok
+        judgement = meta.judge(response)
+        ev.business_ok = judgement.business_ok
         extraction = meta.extract(response, ev.args)
         ev.empty = extraction.empty
         if ev.business_ok:
@@ -358,6 +359,7 @@ def settle_success(env: "Env", ev: Evidence, meta: rt.ToolMeta | None, response:
             ev.entities = [dict(e, task=ev.task, evidence=ev.id) for e in extraction.entities]
             env.session.entities.extend(ev.entities)
     env.put_evidence(ev)
+    return judgement
 
 
 def _found(value: Any, containers: bool = False) -> bool:
@@ -369,8 +371,3 @@ def _found(value: Any, containers: bool = False) -> bool:
 def _truncate(value: Any, limit: int = 500) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-def args_digest(args: Any) -> str:
-    """SHA-256 of canonical JSON."""
-    return hashlib.sha256(rt.canonical(args).encode()).hexdigest()
