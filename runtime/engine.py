@@ -6,6 +6,7 @@ plan, execute); the turn ends with a reply (decision 9). Every step is a trace e
 """
 from __future__ import annotations
 
+import logging
 import random
 import time
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from skillc.runtime.store import Store
 from skillc.runtime.trace import TraceWriter
 
 FINAL = ("DONE", "FAILED", "CANCELLED", "SKIPPED")
+log = logging.getLogger("skillc.runtime")
 
 
 @dataclass
@@ -41,8 +43,12 @@ class Runtime:
 
     def __init__(self, studio: Any, gateway: Any, model: Model, store: Store, settings: Any, *,
                  clock: Callable[[], float] = time.time, trace: TraceWriter | None = None,
-                 on_progress: Callable[[str, str], None] | None = None, seed: int | None = None) -> None:
+                 on_progress: Callable[[str, str], None] | None = None, seed: int | None = None,
+                 strict: bool = False) -> None:
         self.studio = studio
+        # strict: an unexpected exception inside a turn propagates (tests, the scenario runner);
+        # otherwise it is logged, recorded as an `error` event and answered, and the process lives.
+        self.strict = strict
         self.gateway = gateway
         self.model = model
         self.store = store
@@ -292,6 +298,13 @@ class Session:
             reply = Reply(f"error: {exc}", False, task=self.task.id if self.task else None)
         except PlanningFailed as exc:
             reply = self._planning_failed(exc)
+        except Exception as exc:  # a runtime bug must not take the serving process down
+            if self.rt.strict:
+                raise
+            log.exception("internal error in session %s, turn %s", self.session.id, self.session.turn)
+            self.emit("error", message=f"internal error: {type(exc).__name__}: {exc}")
+            reply = Reply(f"Something went wrong on our side ({type(exc).__name__}); the session is kept "
+                          "and can continue.", False, task=self.task.id if self.task else None)
         self.save()
         self.emit("turn.reply", text=reply.text, suspended=reply.suspended)
         return reply

@@ -75,3 +75,32 @@ def test_route_intent_plan_prompts_and_state(studio: Any, tmp_path: Path, snapsh
     again = asyncio.run(reopened.open_session(session_id="api"))
     assert again.pending() == state["pending"]
     assert again.platform == {"userId": 7, "organId": 9}
+
+
+def test_an_internal_error_in_a_turn_is_answered_not_raised(studio: Any, tmp_path: Path) -> None:
+    """A bug inside a turn is logged, recorded as an `error` event and answered; strict mode
+    (tests, the scenario runner) lets it propagate."""
+
+    def broken(request: ModelRequest) -> ModelResponse:
+        if request.purpose == "route":
+            return ModelResponse(choice={"agent": "editor"})
+        raise ZeroDivisionError("boom")
+
+    for strict in (False, True):
+        trace = TraceWriter()
+        runtime = Runtime(studio, NoTools(), ModelDouble(broken), Store(tmp_path / f"{strict}.sqlite"), Settings(),
+                          trace=trace, strict=strict)
+
+        async def go() -> Any:
+            session = await runtime.open_session({"userId": 7}, session_id="x")
+            return await session.send("hello")
+
+        if strict:
+            with pytest.raises(ZeroDivisionError):
+                asyncio.run(go())
+            continue
+        reply = asyncio.run(go())
+        assert "ZeroDivisionError" in reply.text and not reply.suspended
+        errors = [e for e in trace.events if e["type"] == "error"]
+        assert errors and "boom" in errors[0]["message"]
+        assert trace.events[-1]["type"] == "turn.reply"

@@ -182,7 +182,8 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
             if note not in result.notes:
                 result.notes.append(note)
         inst.store = Store(tmp / "store.sqlite")
-        inst.runtime = Runtime(compiled, inst.gateway, model, inst.store, settings, clock=clock, trace=trace, seed=7)
+        inst.runtime = Runtime(compiled, inst.gateway, model, inst.store, settings, clock=clock, trace=trace, seed=7,
+                               strict=True)
         inst.session = await inst.runtime.open_session(platform, session_id="s1")
         return inst
 
