@@ -26,7 +26,7 @@ UNCERTAIN = frozenset({"TOOL_TIMEOUT", "TOOL_IO_ERROR", "MCP_RPC_ERROR", "TOOL_E
 MAX_DATA_CHARS = 4000
 
 
-@dataclass
+@dataclass(slots=True)
 class CallResult:
     """What one tool call (business or builtin) came to: the trace fields and the observation."""
 
@@ -78,7 +78,7 @@ def reject(error: str, message: str, next_hint: str | None = None, args: Any = N
     return CallResult(ok=False, error=error, message=message, next=next_hint, args=args, effect=effect)
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """One business call travelling through the chain."""
 

@@ -64,9 +64,13 @@ class NodeContext:
         self.node = node
         self.platform = env.platform
         self.inputs = node.inputs
-        self.outputs = {k: v["value"] for k, v in node.outputs.items()}
         self.shared = env.task.shared if env.task else {}
         self.session = env.session.values
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        """This node's written outputs (key -> value), built when a decision asks for them."""
+        return {k: v["value"] for k, v in self.node.outputs.items()}
 
     # ------------------------------------------------------------ evidence
 

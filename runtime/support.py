@@ -408,6 +408,8 @@ def op_eq(actual: Any, expected: Any) -> bool:
     """EQ: numerically when both sides convert to numbers ("200" == 200), else as strings."""
     if actual is MISSING:
         return False
+    if type(actual) is int and type(expected) is int:  # the common `code == 200`, exactly
+        return actual == expected
     a, b = _number(actual), _number(expected)
     if a is not None and b is not None:
         return a == b
