@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from skillc.commands import SOURCE_HELP, studio_source
+from skillc.commands import SOURCE_HELP, load_source
 
 HELP = "validate a studio's skill contracts and print diagnostics"
 DESCRIPTION = """\
@@ -32,16 +32,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the studio at args.source; returns the exit status."""
-    args.source = studio_source(args.source)
+    args.source, studio = load_source("check", args.source)
+    if studio is None:
+        return 2
     from skillc.compiler.diagnostics import count, render
     from skillc.compiler.frontend import check_studio
-    from skillc.compiler.sources import SourceError, load_studio
 
-    try:
-        studio = load_studio(args.source)
-    except SourceError as exc:
-        print(f"skillc check: error: {exc}", file=sys.stderr)
-        return 2
     result = check_studio(studio)
     totals = count(result.diagnostics)
     loaded, rejected = sorted(result.contracts), sorted(result.rejected)

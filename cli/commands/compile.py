@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from skillc.commands import SOURCE_HELP, studio_source
+from skillc.commands import SOURCE_HELP, load_source
 
 HELP = "compile a studio into validator modules and agent graph templates"
 DESCRIPTION = """\
@@ -50,16 +50,12 @@ def _progress(done: int, total: int, key: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compile (or check) args.source into args.output; returns the exit status."""
-    args.source = studio_source(args.source)
+    args.source, studio = load_source("compile", args.source)
+    if studio is None:
+        return 2
     from skillc.compiler.build import check_stale, compile_studio
     from skillc.compiler.diagnostics import count, render
-    from skillc.compiler.sources import SourceError, load_studio
 
-    try:
-        studio = load_studio(args.source)
-    except SourceError as exc:
-        print(f"skillc compile: error: {exc}", file=sys.stderr)
-        return 2
     if args.check:
         diff = check_stale(studio, args.output)
         if diff:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from skillc.commands import SOURCE_HELP, studio_source
+from skillc.commands import SOURCE_HELP, load_source
 
 HELP = "explain a skill's contract per tool and argument, with static checks"
 DESCRIPTION = """\
@@ -28,17 +28,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Explain args.skill of args.source; returns the exit status."""
-    args.source = studio_source(args.source)
+    args.source, studio = load_source("explain", args.source)
+    if studio is None:
+        return 2
     from skillc.compiler.diagnostics import render
     from skillc.compiler.explain import explain
     from skillc.compiler.frontend import check_skill
-    from skillc.compiler.sources import SourceError, load_studio
 
-    try:
-        studio = load_studio(args.source)
-    except SourceError as exc:
-        print(f"skillc explain: error: {exc}", file=sys.stderr)
-        return 2
     profile = next((s for s in studio.skills if s.skill_key == args.skill), None)
     if profile is None:
         print(f"skillc explain: error: no skill {args.skill!r} in {args.source}", file=sys.stderr)
