@@ -95,55 +95,67 @@ class Call:
     idem: str | None = None
 
     def trace_args(self) -> Any:
+        """The arguments as the trace shows them: sensitive values as "***"."""
         if self.meta is None:
             return self.args
-        return mask_args(self.args, [a.parts for a in self.meta.args.values() if a.sensitive])
+        return mask_args(self.args, _memo("sensitive", self.meta,
+                                          lambda m: [a.parts for a in m.args.values() if a.sensitive]))
 
 
 # ---------------------------------------------------------------- schema check (ArgPolicy)
 
-_SCHEMAS: dict[int, tuple[dict[str, Any], tuple[str, ...]]] = {}
+_CACHE: dict[tuple[str, int], tuple[Any, Any]] = {}
+
+
+def _memo(kind: str, obj: Any, compute: Callable[[Any], Any]) -> Any:
+    """compute(obj), worked out once per object (catalog schemas, tool metadata). The entry keeps
+    the object alive, so its id is not reused while cached."""
+    hit = _CACHE.get((kind, id(obj)))
+    if hit is None or hit[0] is not obj:
+        hit = _CACHE[(kind, id(obj))] = (obj, compute(obj))
+    return hit[1]
 
 
 def _required_of(schema: dict[str, Any] | None) -> tuple[str, ...]:
-    """The schema's required top-level fields, worked out once per catalog schema object (the
-    entry keeps the schema alive, so its id is not reused while cached)."""
+    """The schema's required top-level fields."""
     if not schema:
         return ()
-    hit = _SCHEMAS.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    raw = schema.get("required") or ()
-    req = tuple(r for r in raw if isinstance(r, str))
-    _SCHEMAS[id(schema)] = (schema, req)
-    return req
-
-
-_EXEMPT: dict[int, tuple[rt.ToolMeta, frozenset[str]]] = {}
+    return _memo("required", schema, lambda s: tuple(r for r in (s.get("required") or ()) if isinstance(r, str)))
 
 
 def _exempt_of(meta: rt.ToolMeta | None) -> frozenset[str]:
     """Top-level argument names bound by from/const: exempt from the schema's required check."""
     if meta is None:
         return frozenset()
-    hit = _EXEMPT.get(id(meta))
-    if hit is None or hit[0] is not meta:
-        names = frozenset(a.path.split(".")[0].replace("[]", "") for a in meta.args.values() if a.bound)
-        hit = _EXEMPT[id(meta)] = (meta, names)
-    return hit[1]
+    return _memo("exempt", meta, lambda m: frozenset(
+        a.path.split(".")[0].replace("[]", "") for a in m.args.values() if a.bound))
+
+
+def load_args(raw: Any) -> Any:
+    """The arguments as the model sent them: text is parsed (raises json.JSONDecodeError)."""
+    if isinstance(raw, str):
+        return json.loads(raw) if raw.strip() else {}
+    return raw
+
+
+def object_args(raw: Any) -> tuple[dict[str, Any] | None, CallResult | None]:
+    """The arguments as a JSON object, or the refusal: ARG_JSON_INVALID / ARG_REJECTED (§13 step 1)."""
+    try:
+        value = load_args(raw)
+    except json.JSONDecodeError as exc:
+        return None, reject("ARG_JSON_INVALID", f"arguments are not valid JSON: {exc.msg} at column {exc.colno}",
+                            "send the arguments as one JSON object", args=raw)
+    if not isinstance(value, dict):
+        return None, reject("ARG_REJECTED", "arguments must be a JSON object", "send the arguments as one JSON object",
+                            args=value)
+    return value, None
 
 
 def step_arg_policy(c: Call) -> CallResult | None:
     """Arguments must be a JSON object with the schema's required fields (from/const exempt)."""
-    raw = c.raw
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError as exc:
-            return reject("ARG_JSON_INVALID", f"arguments are not valid JSON: {exc.msg} at column {exc.colno}",
-                          "send the arguments as one JSON object", args=c.raw)
-    if not isinstance(raw, dict):
-        return reject("ARG_REJECTED", "arguments must be a JSON object", "send the arguments as one JSON object", args=raw)
+    raw, refused = object_args(c.raw)
+    if refused is not None:
+        return refused
     c.args = raw if isinstance(c.raw, str) else copy.deepcopy(raw)  # parsed text is already ours
     info = c.env.catalog.get(c.tool)
     exempt = _exempt_of(c.meta)
@@ -158,12 +170,10 @@ def step_arg_policy(c: Call) -> CallResult | None:
 
 def _parsed(raw: Any) -> Any:
     """The arguments as JSON (the raw text when it does not parse), for the trace of a refusal."""
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError:
-            return raw
-    return raw
+    try:
+        return load_args(raw)
+    except json.JSONDecodeError:
+        return raw
 
 
 def step_arg_binding(c: Call) -> CallResult | None:

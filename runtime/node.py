@@ -10,7 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from skillc.runtime import builtins
-from skillc.runtime.chain import CallResult, run_chain
+from skillc.runtime.chain import CallResult, object_args, run_chain
 from skillc.runtime.gate import approval_summary
 from skillc.runtime.model.base import ModelRequest, ToolCall
 from skillc.runtime.prompting import step_messages, tool_specs
@@ -121,15 +121,9 @@ def after_call(env: "Env", node: NodeState, result: CallResult) -> str | None:
 async def dispatch(env: "Env", node: NodeState, name: str, raw: Any) -> CallResult:
     """A builtin or a business call, with the progress label pushed when a tool starts (§4)."""
     if name.startswith("builtin_") and (name in builtins.HANDLERS or name in builtins.SPECS):
-        args = raw
-        if isinstance(raw, str):
-            try:
-                args = json.loads(raw) if raw.strip() else {}
-            except json.JSONDecodeError as exc:
-                return CallResult(ok=False, error="ARG_JSON_INVALID", message=f"arguments are not valid JSON: {exc.msg}",
-                                  args=raw)
-        if not isinstance(args, dict):
-            return CallResult(ok=False, error="ARG_REJECTED", message="arguments must be a JSON object", args=args)
+        args, refused = object_args(raw)
+        if refused is not None:
+            return refused
         result = await builtins.call_builtin(env, node, name, args)
         if result.args is None:
             result.args = args
