@@ -444,10 +444,10 @@ class Session:
                 # node at the next turn (decision 7) instead of starting a new task
                 self.save()
             outcome = await run_node(self, node)
-            self.save()
             if outcome == "SUSPENDED":
                 task.state = "SUSPENDED"
-                return Reply(question_of(self, node), True, node.suspended, task.id)
+                return Reply(question_of(self, node), True, node.suspended, task.id)  # the turn saves
+            self.save()
             if node.kind == "delegate" and node.state in FINAL and node.parent:
                 parent = task.nodes[node.parent]
                 text = node.output_text if node.state == "DONE" else node.reason

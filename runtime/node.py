@@ -13,7 +13,7 @@ from skillc.runtime import builtins
 from skillc.runtime.chain import CallResult, object_args, run_chain
 from skillc.runtime.gate import approval_summary
 from skillc.runtime.model.base import ModelRequest, ToolCall
-from skillc.runtime.prompting import step_messages, tool_specs
+from skillc.runtime.prompting import tool_specs
 from skillc.runtime.state import NodeState
 
 if TYPE_CHECKING:
@@ -27,9 +27,7 @@ async def run_node(env: "Env", node: NodeState) -> str:
     """Run (or continue) a node until it ends, suspends or waits for a delegate."""
     node.state = "RUNNING"
     node.suspended = None
-    if not node.messages:
-        node.messages = step_messages(env, node)
-    answer_dangling_calls(node.messages)
+    answer_dangling_calls(node.messages)  # the node was started (opening messages) by the engine
     while True:
         outcome = await settle_open_writes(env, node)
         if outcome:
@@ -55,9 +53,9 @@ async def run_node(env: "Env", node: NodeState) -> str:
                 return finish_node(env, node, FAILED, reason="no progress: the model stopped calling tools")
             continue
         outcome = await _run_calls(env, node, response.tool_calls)
-        env.save()
         if outcome:
-            return outcome
+            return outcome  # the engine saves when a node stops running
+        env.save()
 
 
 def answer_dangling_calls(messages: list[dict[str, Any]]) -> None:
