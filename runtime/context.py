@@ -139,8 +139,7 @@ class NodeContext:
         needle = rt.normalize_text(value)
         if len(needle) < 2:
             return False
-        recent = self.env.session.user_messages[-self.env.settings.user_messages_searched :]
-        return any(needle in rt.normalize_text(m["text"]) for m in recent)
+        return any(needle in text for text in self.env.recent_user_texts())
 
     def _mapping_has(self, mapping: Any, param: str, value: Any) -> bool:
         parts = tuple(("k", p) for p in param.replace("[]", "").split(".") if p)
