@@ -56,6 +56,21 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+_RECENT: dict[int, tuple[list[dict[str, Any]], int, int, list[str]]] = {}
+
+
+def _recent_user_texts(messages: list[dict[str, Any]], limit: int) -> list[str]:
+    """The last `limit` user messages, normalised (DESIGN decision 3): worked out once per new
+    message of a session rather than once per argument checked (a small bounded cache)."""
+    hit = _RECENT.get(id(messages))
+    if hit is None or hit[0] is not messages or hit[1] != len(messages) or hit[2] != limit:
+        if len(_RECENT) >= 256:
+            _RECENT.clear()
+        hit = _RECENT[id(messages)] = (messages, len(messages), limit,
+                                       [rt.normalize_text(m["text"]) for m in messages[-limit:]])
+    return hit[3]
+
+
 class NodeContext:
     """The BindContext of one node of one task."""
 
@@ -139,7 +154,8 @@ class NodeContext:
         needle = rt.normalize_text(value)
         if len(needle) < 2:
             return False
-        return any(needle in text for text in self.env.recent_user_texts())
+        return any(needle in text for text in _recent_user_texts(self.env.session.user_messages,
+                                                                 self.env.settings.user_messages_searched))
 
     def _mapping_has(self, mapping: Any, param: str, value: Any) -> bool:
         parts = tuple(("k", p) for p in param.replace("[]", "").split(".") if p)

@@ -100,7 +100,6 @@ class Session:
         self.settings = runtime.settings
         self.rng = runtime.rng
         self._dirty: dict[str, Evidence] = {}
-        self._recent: tuple[int, list[str]] = (-1, [])
         self.current_node: str | None = None  # the node whose tool call is under way
         self._ended: TaskState | None = None  # the active task, when it had ended before this turn
 
@@ -168,15 +167,6 @@ class Session:
         task = self.task if self.task is not None and self.task is not self._ended else None
         self.rt.trace.emit(type_, session=self.session.id, turn=self.session.turn,
                            task=task.id if task else None, node=node, **fields)
-
-    def recent_user_texts(self) -> list[str]:
-        """The last user messages searched for USER provenance (DESIGN decision 3), normalised;
-        worked out once per new message rather than per argument checked."""
-        messages = self.session.user_messages
-        if self._recent[0] != len(messages):
-            recent = messages[-self.settings.user_messages_searched:]
-            self._recent = (len(messages), [rt.normalize_text(m["text"]) for m in recent])
-        return self._recent[1]
 
     def invoked(self, tool: str, args: dict[str, Any]) -> None:
         """An `mcp.invoked` event for a tool really reached, stamped with the calling node."""
