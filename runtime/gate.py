@@ -45,7 +45,7 @@ def approval_summary(meta: rt.ToolMeta, args: dict[str, Any]) -> str:
     lines = []
     rest = copy.deepcopy(args)
     for a in meta.args.values():
-        _strip(rest, a.parts)
+        rt.at_path(rest, a.parts, _remove)  # shown by its own line, or hidden
         if a.platform:
             continue
         values = rt.arg_values(args, a.parts)
@@ -69,26 +69,8 @@ def _has_scalar(value: Any) -> bool:
     return True
 
 
-def _strip(value: Any, parts: tuple) -> None:
-    """Remove the member at `parts` (each item for `[]`) from a copy of the arguments."""
-    if not parts:
-        return
-    head, tail = parts[0], parts[1:]
-    if head[0] == "e":
-        if isinstance(value, list):
-            if not tail:
-                value.clear()
-            for item in value:
-                _strip(item, tail)
-        return
-    key = head[1]
-    if isinstance(value, dict) and key in value:
-        if tail:
-            _strip(value[key], tail)
-        else:
-            del value[key]
-    elif isinstance(value, list) and head[0] == "i" and isinstance(key, int) and -len(value) <= key < len(value):
-        _strip(value[key], tail)
+def _remove(container: Any, key: Any) -> None:
+    del container[key]
 
 
 def _show(value: Any) -> str:

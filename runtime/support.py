@@ -275,6 +275,33 @@ def set_path(target: dict, parts: tuple, value: Any) -> None:
         cur[last[1]] = value
 
 
+def at_path(value: Any, parts: tuple, act: Callable[[Any, Any], None]) -> None:
+    """Call act(container, key) at every place `parts` reaches in `value` (each item for `[]`, a
+    name mapped over a list's items as in get_path). The caller edits there: mask, delete, …"""
+    if not parts:
+        return
+    head, rest = parts[0], parts[1:]
+    if head[0] == "e":
+        if isinstance(value, list):
+            if rest:
+                for item in value:
+                    at_path(item, rest, act)
+            else:
+                for i in reversed(range(len(value))):
+                    act(value, i)
+        return
+    key = head[1]
+    if isinstance(value, dict):
+        if key in value:
+            at_path(value[key], rest, act) if rest else act(value, key)
+    elif isinstance(value, list):
+        if head[0] == "i" and -len(value) <= key < len(value):
+            at_path(value[key], rest, act) if rest else act(value, key)
+        elif head[0] == "k":
+            for item in value:
+                at_path(item, parts, act)
+
+
 def split_each(parts: tuple) -> tuple[tuple, tuple] | None:
     """(before, after) of the first `[]` in a path, or None when it has none."""
     for i, part in enumerate(parts):

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import IO, Any, Callable
 
+from skillc.runtime.support import at_path
+
 MASK = "***"
 
 
@@ -53,28 +55,9 @@ def mask_args(args: Any, sensitive_paths: list[tuple]) -> Any:
         return args
     out = json.loads(json.dumps(args, default=str))
     for parts in sensitive_paths:
-        _mask(out, parts)
+        at_path(out, parts, _put_mask)
     return out
 
 
-def _mask(value: Any, parts: tuple) -> None:
-    if not parts:
-        return
-    head, rest = parts[0], parts[1:]
-    if head[0] == "e":
-        if isinstance(value, list):
-            for i, item in enumerate(value):
-                if rest:
-                    _mask(item, rest)
-                else:
-                    value[i] = MASK
-        return
-    key = head[1]
-    if isinstance(value, dict) and key in value:
-        if rest:
-            _mask(value[key], rest)
-        else:
-            value[key] = MASK
-    elif isinstance(value, list) and head[0] == "k":
-        for item in value:
-            _mask(item, parts)
+def _put_mask(container: Any, key: Any) -> None:
+    container[key] = MASK
