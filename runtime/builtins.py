@@ -6,9 +6,6 @@ node (approval only while a call is gated, delegate only when something is deleg
 """
 from __future__ import annotations
 
-import hashlib
-import random
-import uuid
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from skillc.runtime import envtools
@@ -277,4 +274,4 @@ async def call_builtin(env: "Env", node: NodeState, name: str, args: dict[str, A
     return CallResult(ok=True, data=data)
 
 
-__all__ = ["SPECS", "HANDLERS", "call_builtin", "offered", "hashlib", "random", "uuid"]
+__all__ = ["HANDLERS", "SPECS", "call_builtin", "offered"]
