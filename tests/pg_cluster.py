@@ -1,0 +1,228 @@
+"""A throw-away PostgreSQL cluster for tests: one per test session, a fresh database per test.
+
+`shared_cluster()` starts (once per process) a cluster in a new temp directory with `initdb` and
+`pg_ctl`, listening on a unix socket in that directory and on a free loopback port; it is stopped
+(`pg_ctl stop -m immediate`) and its directory removed at the end of the pytest session (or at
+interpreter exit for scripts such as bench/). `cluster.new_database()` gives each test its own
+empty database, so tests never see each other's rows.
+
+Running as root (CI does): `initdb` refuses root, so the server runs as an unprivileged account
+(`postgres` when it exists, else `nobody`) through `runuser`/`setpriv`, in a temp directory under
+the system temp dir chowned to it. Nothing is written to the checkout or to ../shared.
+
+PostgreSQL absent (no `initdb`/`pg_ctl` on PATH or under /usr/lib/postgresql/*/bin, or psycopg not
+installed): `require_cluster()` skips with the reason, unless SKILLC_REQUIRE_POSTGRES=1, which
+turns the absence into a failure (for CI machines that must run these tests). Present but broken
+(initdb or start fails): always an error with the server's log, never a skip.
+SKILLC_TEST_POSTGRES_URL=postgresql://… uses an existing server instead (a superuser URL: tests
+create databases).
+
+Speed settings and why they are safe here: `fsync=off`, `synchronous_commit=off` and
+`full_page_writes=off` only matter if the *operating system* crashes; the tests kill -9 client
+processes (skillc workers), never the machine, and a committed transaction is visible to every
+other connection the moment COMMIT returns whatever these settings say. So the guarantees the
+tests check (one write, nothing lost when a worker dies) are exercised exactly as in production.
+"""
+from __future__ import annotations
+
+import atexit
+import glob
+import itertools
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+SUPERUSER = "skillc"
+_START_TIMEOUT = 60  # seconds pg_ctl waits for the server (a loaded 2-core machine can be slow)
+
+
+class PostgresUnavailable(Exception):
+    """PostgreSQL (or psycopg) is not installed here: tests that need it are skipped with this."""
+
+
+def find_bindir() -> Path | None:
+    """The folder holding initdb and pg_ctl: PATH first, then Debian's /usr/lib/postgresql/N/bin."""
+    initdb = shutil.which("initdb")
+    if initdb and shutil.which("pg_ctl"):
+        return Path(os.path.realpath(initdb)).parent
+    for candidate in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.access(os.path.join(candidate, "initdb"), os.X_OK):
+            return Path(candidate)
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _run_as() -> tuple[list[str], pwd.struct_passwd | None]:
+    """The command prefix that drops root, and the account it drops to (None when not root)."""
+    if os.geteuid() != 0:
+        return [], None
+    for name in ("postgres", "nobody"):
+        try:
+            account = pwd.getpwnam(name)
+        except KeyError:
+            continue
+        if shutil.which("runuser"):
+            return ["runuser", "-u", name, "--"], account
+        if shutil.which("setpriv"):
+            return ["setpriv", f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}",
+                    "--clear-groups", "--"], account
+    raise PostgresUnavailable("running as root and neither runuser nor setpriv nor an unprivileged "
+                              "account (postgres, nobody) is available to run PostgreSQL")
+
+
+@dataclass
+class Cluster:
+    """A running server: connection URLs for the superuser and a fresh database per caller."""
+
+    socket_dir: str
+    port: int
+    _databases: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _stop: list = field(default_factory=list)  # callables that stop it (empty for an external server)
+    base_url: str | None = None  # an external server's URL (SKILLC_TEST_POSTGRES_URL)
+
+    def url(self, dbname: str = "postgres", *, tcp: bool = False) -> str:
+        """A URL for `dbname`: over the unix socket (default) or over loopback TCP."""
+        if self.base_url:
+            head, _, _ = self.base_url.rpartition("/")
+            return f"{head}/{dbname}"
+        if tcp:
+            return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{dbname}"
+        return f"postgresql://{SUPERUSER}@/{dbname}?host={quote(self.socket_dir, safe='')}&port={self.port}"
+
+    def new_database(self, prefix: str = "t") -> str:
+        """Create an empty database and return its URL (unique within this process)."""
+        import psycopg
+
+        with self._lock:
+            n = next(self._databases)
+        name = f"{prefix}_{os.getpid()}_{n}"
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def stop(self) -> None:
+        """Stop the server at once and remove its directory (idempotent)."""
+        while self._stop:
+            self._stop.pop()()
+
+
+def start_cluster() -> Cluster:
+    """initdb + pg_ctl start in a new temp directory; raises PostgresUnavailable when absent."""
+    external = os.environ.get("SKILLC_TEST_POSTGRES_URL")
+    if external:
+        return Cluster(socket_dir="", port=0, base_url=external)
+    try:
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        raise PostgresUnavailable(f"psycopg is not installed ({exc}); pip install 'skillc[postgres]'") from None
+    bindir = find_bindir()
+    if bindir is None:
+        raise PostgresUnavailable("PostgreSQL is not installed: no initdb/pg_ctl on PATH or under "
+                                  "/usr/lib/postgresql/*/bin")
+    prefix, account = _run_as()
+    # Under the system temp dir, not pytest's tmp_path: that one is 0700 root, unreadable to the
+    # unprivileged server; and never inside the checkout (CI may mount it read-only).
+    root = tempfile.mkdtemp(prefix="skillc-pg-")
+    data = os.path.join(root, "data")
+    log = os.path.join(root, "server.log")
+    if account is not None:
+        os.chown(root, account.pw_uid, account.pw_gid)
+    os.chmod(root, 0o700)
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
+    port = _free_port()
+
+    def run(*args: str) -> None:
+        proc = subprocess.run([*prefix, *args], env=env, cwd=root, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = Path(log).read_text(errors="replace")[-4000:] if os.path.exists(log) else ""
+            raise RuntimeError(f"{' '.join(args[:2])} failed ({proc.returncode}):\n{proc.stdout}\n"
+                               f"{proc.stderr}\n{tail}")
+
+    run(str(bindir / "initdb"), "-D", data, "-U", SUPERUSER, "--auth=trust", "--no-sync",
+        "--encoding=UTF8", "--no-instructions")
+    options = " ".join([
+        f"-c port={port}", "-c listen_addresses=127.0.0.1", f"-c unix_socket_directories={root}",
+        "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
+        "-c max_connections=200", "-c shared_buffers=32MB", "-c log_min_messages=warning",
+    ])
+    run(str(bindir / "pg_ctl"), "-D", data, "-l", log, "-w", "-t", str(_START_TIMEOUT), "-o", options, "start")
+    cluster = Cluster(socket_dir=root, port=port)
+
+    def stop() -> None:
+        subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"],
+                       env=env, cwd="/", capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+    cluster._stop.append(stop)
+    atexit.register(cluster.stop)  # scripts (bench/) and interrupted runs still stop it
+    return cluster
+
+
+_shared: Cluster | None = None
+_shared_error: PostgresUnavailable | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_cluster() -> Cluster:
+    """The process's one cluster, started on first use; raises PostgresUnavailable when absent."""
+    global _shared, _shared_error
+    with _shared_lock:
+        if _shared is None and _shared_error is None:
+            try:
+                _shared = start_cluster()
+            except PostgresUnavailable as exc:
+                _shared_error = exc
+        if _shared_error is not None:
+            raise _shared_error
+        assert _shared is not None
+        return _shared
+
+
+def require_cluster(config: object | None = None) -> Cluster:
+    """For tests: the shared cluster, or pytest.skip (pytest.fail under SKILLC_REQUIRE_POSTGRES=1).
+
+    Given pytest's `config`, the cluster is also stopped when the test session ends.
+    """
+    import pytest
+
+    try:
+        cluster = shared_cluster()
+    except PostgresUnavailable as exc:
+        if os.environ.get("SKILLC_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"SKILLC_REQUIRE_POSTGRES=1 but {exc}")
+        pytest.skip(str(exc))
+    if config is not None and not getattr(config, "_skillc_pg_cleanup", False):
+        config._skillc_pg_cleanup = True  # type: ignore[attr-defined]
+        config.add_cleanup(cluster.stop)  # type: ignore[attr-defined]
+    return cluster
+
+
+try:
+    import pytest as _pytest
+except ImportError:  # bench/ scripts use start_cluster()/shared_cluster() without pytest
+    _pytest = None  # type: ignore[assignment]
+
+if _pytest is not None:
+
+    @_pytest.fixture(scope="session")
+    def postgres_cluster(pytestconfig: "_pytest.Config") -> Cluster:
+        """The test session's PostgreSQL cluster (skips with the reason when PostgreSQL is absent)."""
+        return require_cluster(pytestconfig)
+
+    @_pytest.fixture
+    def postgres_url(postgres_cluster: Cluster) -> str:
+        """A URL to a fresh, empty database of the session's cluster."""
+        return postgres_cluster.new_database()
