@@ -1,0 +1,27 @@
+"""Fixtures shared by the whole suite."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from helpers.conformance import REASON, conformance_dir, load_checker
+
+
+@pytest.fixture
+def conformance() -> Path:
+    """The shared conformance folder (check.py, public/); skips the test when it is absent."""
+    folder = conformance_dir()
+    if folder is None:
+        pytest.skip(REASON)
+    return folder
+
+
+@pytest.fixture
+def checker() -> ModuleType:
+    """check.py imported as a module; skips the test when it is absent."""
+    module = load_checker()
+    if module is None:
+        pytest.skip(REASON)
+    return module
