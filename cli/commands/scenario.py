@@ -6,7 +6,7 @@ import sys
 
 HELP = "run scripted scenarios through the real runtime and check their traces"
 DESCRIPTION = """\
-Run scenario files (format: conformance/FORMAT.md). Each file holds an inline studio, canned
+Run scenario files (format: docs/reference/scenarios.md). Each file holds an inline studio, canned
 business tools, a platform identity and a conversation whose LLM side is scripted. For each file
 the studio is compiled on the fly, the canned tools are served by an in-process MCP server
 (faults included: timeout, io, rpc, unreachable, invalid_params, crash), `servers:` are started
@@ -25,7 +25,6 @@ exit status:
 examples:
   skillc scenario run examples/scenarios/*.yaml
   skillc scenario run approval.yaml --trace approval.trace.jsonl
-  python ../shared/conformance/check.py approval.yaml approval.trace.jsonl   (same verdict)
 """
 
 
