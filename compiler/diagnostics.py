@@ -14,6 +14,72 @@ from skillc.compiler import ir
 
 Severity = Literal["error", "warning", "note"]
 
+# Every code the compiler and `skillc check` emit, with its one severity and a one-line summary.
+# docs/diagnostics.md lists exactly this table (a test compares them); `make` refuses codes that
+# are not here and severities that differ, so a new code is documented before it can be used.
+CODES: dict[str, tuple[Severity, str]] = {
+    "SC001": ("note", "unknown contract property, ignored (§19)"),
+    "SC002": ("warning", "duplicate key in an object; the last one wins"),
+    "SC003": ("warning", "const/constant mix-up (§19)"),
+    "SC004": ("warning", "unknown contract property that looks like a misspelled rule-carrying one (the rule is lost)"),
+    "SC101": ("error", "§16 rule 1: skill_contract empty, not JSON, or not an object"),
+    "SC102": ("error", "§16 rule 2: unknown from prefix"),
+    "SC103": ("error", "§16 rule 3: target is not a WRITE tool of tools"),
+    "SC104": ("error", "§16 rule 4: delegatable with a WRITE tool"),
+    "SC105": ("error", "§16 rule 5: empty tools key"),
+    "SC106": ("error", "§16 rule 6: WRITE tool without success"),
+    "SC107": ("error", "§16 rule 7: confirm: true on a tool that is not WRITE"),
+    "SC108": ("error", "§16 rule 8: verify.tool empty, not in tools, or not NONE"),
+    "SC109": ("error", "§16 rule 9: from and const together"),
+    "SC110": ("error", "§16 rule 10: platform field not open"),
+    "SC111": ("error", "§16 rule 11: extracts item without path"),
+    "SC112": ("error", "§16 rule 12: LIST output without fields"),
+    "SC113": ("error", "§16 rule 13: illegal enum value (case-sensitive)"),
+    "SC114": ("error", "a property of the wrong JSON type (the contract cannot be read, rule 1)"),
+    "SC115": ("error", "a malformed expression or path (the contract cannot be read)"),
+    "SC116": ("error", "call.<path> outside verify.args (the contract cannot be read)"),
+    "SC117": ("warning", "output key equal to a platform field name; writing it is refused at run time"),
+    "SC118": ("warning", "verify.args entry that is neither const nor from: call.<path>; left out of the verify call"),
+    "SC201": ("warning", "target not in toolNames"),
+    "SC202": ("warning", "missing.tool not in toolNames"),
+    "SC203": ("warning", "verify.tool not in toolNames"),
+    "SC204": ("warning", "idempotencyKey path not listed in args"),
+    "SC205": ("warning", "verify.args call.<path> not listed in the write tool's args"),
+    "SC206": ("warning", "success without op"),
+    "SC207": ("warning", "listed parameter with no satisfiable source"),
+    "SC208": ("warning", "from + sources [USER] without MODEL"),
+    "SC209": ("warning", "parameter named like a platform field without from: platform.*"),
+    "SC210": ("warning", "missing.tool is the parameter's own tool"),
+    "SC211": ("warning", "missing CALL_TOOL without tool"),
+    "SC212": ("warning", "inputs provider is the skill itself"),
+    "SC213": ("note", "toolNames tool without a contract"),
+    "SC214": ("note", "confirm: false needs state.write-confirm-bypass-tools too"),
+    "SC215": ("warning", "when without from"),
+    "SC216": ("warning", "contract tool not in toolNames: never callable"),
+    "SC301": ("warning", "agent bound to an unknown skill"),
+    "SC302": ("warning", "agent with no loadable skill"),
+    "SC401": ("warning", "inputs.provider names an unknown skill"),
+    "SC402": ("warning", "inputs.provider names another agent's skill"),
+    "SC403": ("warning", "inputs.provider names the skill itself"),
+    "SC404": ("warning", "providers form a cycle"),
+    "SC411": ("warning", "(explain) required argument no source can satisfy"),
+    "SC412": ("warning", "(explain) from + USER without MODEL"),
+    "SC413": ("warning", "(explain) missing.tool outside toolNames"),
+    "SC414": ("warning", "(explain) verify.tool outside toolNames"),
+    "SC415": ("warning", "(explain) target outside toolNames"),
+    "SC490": ("error", "code generation failed for a non-JSON value"),
+    "SC501": ("warning", "unknown key in an agent or skill YAML file"),
+    "SC502": ("error", "wrong type of a value in an agent or skill YAML file"),
+    "SC503": ("warning", "status ACTIVE in another case: the record does not load"),
+    "SC504": ("warning", "skill without a manual"),
+    "SC505": ("warning", "skill.yaml field shadowed by the file beside it, or skill_key unlike the folder"),
+    "SC601": ("warning", "(check --servers) a toolName no configured MCP server serves"),
+    "SC602": ("warning", "(check --servers) a contract READ whose MCP tool says destructiveHint"),
+    "SC603": ("note", "(check --servers) a contract WRITE whose MCP tool says readOnlyHint"),
+    "SC604": ("warning", "(check --servers) an MCP server that could not be listed"),
+    "SC900": ("error", "internal error of the front end on this skill"),
+}
+
 
 class Diagnostic(BaseModel):
     """One finding of the front end, like a compiler's: `file:line:col: error[SC106]: message`."""
@@ -67,7 +133,12 @@ def make(
     file: str | None,
     help: str | None = None,
 ) -> Diagnostic:
-    """Build a diagnostic at `span` of `text` (line 1 column 1 when the span is unknown)."""
+    """Build a diagnostic at `span` of `text` (line 1 column 1 when the span is unknown).
+
+    `code` must be in CODES with this `severity` (one table, documented in docs/diagnostics.md)."""
+    known = CODES.get(code)
+    if known is None or known[0] != severity:
+        raise ValueError(f"diagnostic {code} as {severity!r}: not in CODES (expected {known and known[0]!r})")
     if span is None:
         line = column = end_line = 1
         end_column = 2
@@ -104,6 +175,11 @@ def render(d: Diagnostic) -> str:
     if d.help:
         out.append(f"  = help: {d.help}")
     return "\n".join(out)
+
+
+def strict(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics with every warning made an error (`--strict`, for CI); notes stay notes."""
+    return [d.model_copy(update={"severity": "error"}) if d.severity == "warning" else d for d in diagnostics]
 
 
 def count(diagnostics: list[Diagnostic]) -> dict[str, int]:

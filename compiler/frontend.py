@@ -45,20 +45,55 @@ def check_skill(profile: ir.SkillProfile) -> tuple[ir.Contract | None, list[Diag
 
 def agent_diagnostics(agent: ir.AgentProfile, known: set[str] | frozenset[str],
                       loadable: set[str] | frozenset[str]) -> list[Diagnostic]:
-    """SC301 for bindings to unknown skill keys, SC302 when none of the agent's skills loads."""
+    """SC301 for bindings to unknown skill keys (with the nearest known key, or the skill folder
+    that lacks skill.yaml), SC302 when none of the agent's skills loads; both point at the agent
+    file's `skills:` entries when the agent comes from a YAML file."""
+    from pathlib import Path
+
+    from skillc.compiler.authoring import did_you_mean, yaml_span
+
     where = agent.source.origin if agent.source else f"agent {agent.agent_code}"
-    out = [make("SC301", "warning", f"agent '{agent.agent_code}' is bound to unknown skill '{key}'",
-                text=None, span=None, skill=None, file=where) for key in agent.skills if key not in known]
+    is_file = where.endswith((".yaml", ".yml")) and Path(where).is_file()
+
+    def at(place: tuple[str | int, ...]) -> dict[str, object]:
+        found = yaml_span(where, place) if is_file else None
+        return {"text": found[0], "span": found[1]} if found else {"text": None, "span": None}
+
+    out = []
+    for i, key in enumerate(agent.skills):
+        if key in known:
+            continue
+        folder = Path(where).parent.parent / "skills" / key if is_file else None
+        if folder is not None and folder.is_dir() and not (folder / "skill.yaml").is_file():
+            message = f"agent '{agent.agent_code}' is bound to skills/{key}/, which has no skill.yaml: no such skill"
+            help = f"create {folder / 'skill.yaml'} (skill_name, semantic_desc, status: ACTIVE, tools: [...])"
+        else:
+            message, help = f"agent '{agent.agent_code}' is bound to unknown skill '{key}'", did_you_mean(key, known)
+        out.append(make("SC301", "warning", message, skill=None, file=where, help=help, **at(("skills", i))))  # type: ignore[arg-type]
     if not any(k in loadable for k in agent.skills):
         out.append(make("SC302", "warning", f"agent '{agent.agent_code}' has no loadable skill: planning fails for it (§16)",
-                        text=None, span=None, skill=None, file=where))
+                        skill=None, file=where, **at(("skills",))))  # type: ignore[arg-type]
     return out
+
+
+def _authoring(studio: ir.Studio) -> list[Diagnostic]:
+    """The YAML schema checks of a directory studio (compiler.authoring); none for other sources."""
+    from pathlib import Path
+
+    if not studio.origin or not Path(studio.origin).is_dir():
+        return []
+    from skillc.compiler.authoring import lint_directory
+
+    return lint_directory(studio.origin)
 
 
 def check_studio(studio: ir.Studio) -> FrontendResult:
     """Parse + validate every ACTIVE skill; warn about agents bound to unknown skills (SC301) and
     agents left with no loadable skill (SC302: planning fails for them, §16)."""
     result = FrontendResult(studio=studio)
+    authored = _authoring(studio)
+    result.diagnostics += authored
+    broken = {d.skill for d in authored if d.is_error and d.skill}  # a skill.yaml field of the wrong type
     known: set[str] = set()
     for profile in studio.skills:
         if profile.status != "ACTIVE":
@@ -66,6 +101,9 @@ def check_studio(studio: ir.Studio) -> FrontendResult:
         known.add(profile.skill_key)
         contract, diags = check_skill(profile)
         result.diagnostics += diags
+        if profile.skill_key in broken:
+            contract = None
+            diags = diags + [d for d in authored if d.skill == profile.skill_key]
         if contract is None:
             result.rejected[profile.skill_key] = [d for d in diags if d.severity == "error"]
         else:

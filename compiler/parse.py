@@ -48,6 +48,15 @@ VERIFY_ARG_KEYS = frozenset({"from", "const"})
 INPUT_KEYS = frozenset({"from", "required", "provider"})
 OUTPUT_KEYS = frozenset({"type", "fields", "minItems", "hint", "required", "share", "entity", "sources", "constant", "sensitive"})
 
+# Properties whose loss changes what the runtime allows (a misspelling of one is SC004, a warning);
+# the rest only shape prompts or are not in effect (§19), so a misspelling of those stays a note.
+RULE_KEYS = frozenset({
+    "target", "delegatable", "inputs", "outputs", "tools", "sideEffect", "confirm", "idempotencyKey", "args",
+    "success", "error", "extracts", "verify", "from", "const", "when", "sources", "required", "enum", "missing",
+    "sensitive", "action", "tool", "op", "path", "value", "code", "entity", "share", "constant", "provider",
+    "type", "fields", "id", "key",
+})
+
 # The §19 constant-key mix-up: silently ignored by the runtime, so it earns a warning, not a note.
 _MIXUPS = {("arg", "constant"): "const", ("output", "const"): "constant"}
 _EXPR_CODES = {"syntax": "SC115", "prefix": "SC102", "platform": "SC110", "call": "SC116"}
@@ -90,6 +99,10 @@ class _Builder:
                 continue
             close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.7)
             help = f"did you mean '{close[0]}'?" if close else None
+            if close and close[0] in RULE_KEYS:  # a misspelled rule: the check it carried is silently lost
+                self._d("SC004", "warning", f"unknown property '{key}' in {where} is ignored (§19), so the rule "
+                        f"'{close[0]}' would carry is not applied", kspan, help=help)
+                continue
             self._d("SC001", "note", f"unknown property '{key}' in {where} is ignored (§19)", kspan, help=help)
         return props
 
@@ -187,7 +200,8 @@ class _Builder:
         except ExprError as exc:
             code = "SC118" if kind == "verify" and exc.kind == "prefix" else _EXPR_CODES[exc.kind]
             help = "verify.args take only const or from: call.<path> (§6.4)" if code == "SC118" else None
-            self._d(code, "error", f"{where}.from: {exc.message}", self._sub_span(j.span, exc.column), help=help)
+            self._d(code, "warning" if code == "SC118" else "error", f"{where}.from: {exc.message}",
+                    self._sub_span(j.span, exc.column), help=help)  # SC118 leaves the argument out (DESIGN 19)
             return None
 
     def _path(self, text: str, span: ir.Span, where: str, response: bool) -> ir.Path | None:

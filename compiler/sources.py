@@ -74,24 +74,30 @@ def _finish(agents: list[ir.AgentProfile], skills: list[ir.SkillProfile], all_ke
     return ir.Studio(agents=kept, skills=active, origin=origin)
 
 
-def _str_fields(data: dict[str, Any], fields: tuple[str, ...], where: str) -> dict[str, str]:
+def _str_fields(data: dict[str, Any], fields: tuple[str, ...], where: str, *, lenient: bool = False) -> dict[str, str]:
+    """The text fields of a record; a wrong-typed one raises, or is left out when `lenient` (a
+    directory studio: compiler.authoring reports it with its position)."""
     out = {}
     for f in fields:
         v = data.get(f)
         if v is None:
             continue
         if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+            if lenient:
+                continue
             raise SourceError(f"{where}: {f} must be text, found {type(v).__name__}")
         out[f] = str(v)
     return out
 
 
-def _str_list(value: Any, where: str) -> list[str]:
+def _str_list(value: Any, where: str, *, lenient: bool = False) -> list[str]:
     if value is None:
         return []
-    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+    if not isinstance(value, list) or not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in value):
+        if lenient:
+            return []
         raise SourceError(f"{where} must be a list of names")
-    return list(value)
+    return [str(x) for x in value]
 
 
 # ---------------------------------------------------------------- directory
@@ -134,21 +140,23 @@ def _load_directory(root: Path) -> ir.Studio:
                 continue  # a stray folder, not a skill
             meta = _read_yaml(meta_path)
             contract_path = d / "contract.jsonc"
-            fields = _str_fields(meta, SKILL_FIELDS, str(meta_path))
+            fields = _str_fields(meta, SKILL_FIELDS, str(meta_path), lenient=True)
             fields["skill_key"] = d.name
+            # The files beside skill.yaml win over the same fields written inside it (SC505).
+            fields["skill_manual"] = _read_text(d / "manual.md") or fields.get("skill_manual", "")
+            fields["skill_contract"] = _read_text(contract_path) or fields.get("skill_contract", "")
             skills.append(ir.SkillProfile(
                 **fields,
-                skill_manual=_read_text(d / "manual.md") or fields.get("skill_manual", ""),
-                skill_contract=_read_text(contract_path),
-                tool_names=_str_list(meta.get("tools"), f"{meta_path}: tools"),
+                tool_names=_str_list(meta.get("tools"), f"{meta_path}: tools", lenient=True),
                 source=ir.SourceRef(origin=str(meta_path), contract_file=str(contract_path)),
             ))
     if agents_dir.is_dir():
         for f in sorted(agents_dir.glob("*.yaml")):
             data = _read_yaml(f)
-            fields = _str_fields(data, AGENT_FIELDS, str(f))
+            fields = _str_fields(data, AGENT_FIELDS, str(f), lenient=True)
             fields.setdefault("agent_code", f.stem)
-            agents.append(ir.AgentProfile(**fields, skills=_str_list(data.get("skills"), f"{f}: skills"), source=ir.SourceRef(origin=str(f))))
+            agents.append(ir.AgentProfile(**fields, skills=_str_list(data.get("skills"), f"{f}: skills", lenient=True),
+                                          source=ir.SourceRef(origin=str(f))))
     return _finish(agents, skills, {s.skill_key for s in skills}, str(root))
 
 

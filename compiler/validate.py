@@ -1,14 +1,16 @@
 """Load validation of a parsed contract (§16) and lint warnings (§5.3, §5.5, §11, §16's list).
 
-Errors (a skill with any is dropped at load, the others still load): the 13 load rules that the
-IR can still break after parsing (rules 3–9, 11, 12; rules 1, 2, 10, 13 are caught while
-parsing), an output key equal to a platform field (§8, §11) and verify.args other than
-`const` / `from: call.*` (§6.4). Warnings: what §16 says is "not validated at load" and the
-pitfalls §5.3 and §11 name. docs/diagnostics.md lists every code.
+Errors (a skill with any is dropped at load, the others still load): exactly the 13 load rules
+that the IR can still break after parsing (rules 3–9, 11, 12; rules 1, 2, 10, 13 are caught while
+parsing). Warnings: what §16 says is "not validated at load", the pitfalls §5.3 and §11 name, and
+(DESIGN decision 19) an output key equal to a platform field (§8, §11: writing it is refused at
+run time) and verify.args other than `const` / `from: call.*` (§6.4: left out of the verify
+call). docs/diagnostics.md lists every code.
 """
 from __future__ import annotations
 
 from skillc.compiler import ir
+from skillc.compiler.authoring import did_you_mean
 from skillc.compiler.diagnostics import Diagnostic, Severity, make
 
 _NEVER_MATCH = frozenset({"PLATFORM", "CONTRACT"})  # §5.3: only from/const produce these
@@ -61,6 +63,10 @@ class _Validator:
         for inp in c.inputs.values():
             if inp.provider is not None and inp.provider == self.p.skill_key:
                 self._d("SC212", "warning", f"inputs.{inp.name}.provider names this skill itself; planning refuses that (§7)", inp.prop_spans.get("provider"))
+        for name, tool in c.tools.items():
+            if name and name not in self.tool_names:
+                self._d("SC216", "warning", f"tools.{name} is not in the skill's toolNames: the node can never call it (§1.3)",
+                        tool.key_span, help=did_you_mean(name, self.tool_names) or "add it to the skill's tools: list")
         for name in self.p.tool_names:
             if name not in c.tools:
                 self._d("SC213", "note", f"tool '{name}' of toolNames has no contract in tools: it stays callable as a read with no checks (§1.3)", c.prop_spans.get("tools") or c.span)
@@ -109,9 +115,9 @@ class _Validator:
             self._d("SC203", "warning", f"{w}.tool '{v.tool}' is not in the skill's toolNames (§16)", v.prop_spans.get("tool"))
         for a in v.args.values():
             if a.from_ is not None and a.from_.kind != "call":
-                self._d("SC118", "error", f"{w}.args.{a.name}.from '{a.from_.text}' is not call.<path>; verify.args take only const or from: call.<path> (§6.4)", a.from_.span)
+                self._d("SC118", "warning", f"{w}.args.{a.name}.from '{a.from_.text}' is not call.<path>; verify.args take only const or from: call.<path> (§6.4)", a.from_.span)
             elif a.from_ is None and not a.has_const and "from" not in a.prop_spans:
-                self._d("SC118", "error", f"{w}.args.{a.name} has neither const nor from: call.<path> (§6.4)", a.key_span)
+                self._d("SC118", "warning", f"{w}.args.{a.name} has neither const nor from: call.<path> (§6.4)", a.key_span)
             elif a.from_ is not None and a.has_const:
                 self._d("SC109", "error", f"{w}.args.{a.name} has both from and const (§16 rule 9)", a.key_span)
             if isinstance(a.from_, ir.CallRef) and t.args and not _names_param(t.args, _path_text(a.from_.path)):
@@ -148,7 +154,7 @@ class _Validator:
     def _output(self, o: ir.OutputSpec) -> None:
         w = f"outputs.{o.name}"
         if o.name in ir.PLATFORM_FIELDS or o.name in ir.HIDDEN_PLATFORM_FIELDS:
-            self._d("SC117", "error", f"output key '{o.name}' is a reserved platform field name (§8, §11)", o.key_span)
+            self._d("SC117", "warning", f"output key '{o.name}' is a reserved platform field name (§8, §11)", o.key_span)
         if o.type == "LIST" and not o.fields:
             self._d("SC112", "error", f"{w} is a LIST without fields (§16 rule 12)", o.prop_spans.get("type") or o.key_span,
                     help='add e.g. "fields": ["id", "name"]')

@@ -98,12 +98,17 @@ CASES: list[tuple[str, str, str, str, list[str] | None]] = [
     ("SC115", "error", edit('"title": {', '"title[0]": {'), "[0]", None),
     ("SC115", "error", edit('"evidence.spaces.0.id"', '"shared."'), '"},\n        "title"', None),  # where the name was expected
     ("SC116", "error", edit('"evidence.spaces.0.id"', '"call.spaceId"'), "call.spaceId", None),
-    ("SC117", "error", edit('"articleId": {', '"organId": {'), '"organId"', None),
-    ("SC118", "error", edit('"call.title"', '"shared.title"'), '"shared.title"', None),
-    ("SC118", "error", edit('"call.title"', '"title"'), 'title"}}}', None),
-    ("SC118", "error", edit('{"title": {"from": "call.title"}}', '{"title": {}}'), '"title": {}', None),
+    # DESIGN decision 19: these load (warnings) and are enforced where they act
+    ("SC117", "warning", edit('"articleId": {', '"organId": {'), '"organId"', None),
+    ("SC118", "warning", edit('"call.title"', '"shared.title"'), '"shared.title"', None),
+    ("SC118", "warning", edit('"call.title"', '"title"'), 'title"}}}', None),
+    ("SC118", "warning", edit('{"title": {"from": "call.title"}}', '{"title": {}}'), '"title": {}', None),
     # §19 parse rules
-    ("SC001", "note", edit('"art_get": {', '"art_get": {"sideeffect": "NONE", '), '"sideeffect"', None),
+    ("SC001", "note", edit('"art_get": {', '"art_get": {"lable": "x", '), '"lable"', None),
+    # a misspelled rule-carrying property: the rule is silently lost, so a warning
+    ("SC004", "warning", edit('"art_get": {', '"art_get": {"sideeffect": "NONE", '), '"sideeffect"', None),
+    ("SC004", "warning", edit('"sideEffect": "WRITE"', '"sideEffect": "WRITE", "idempotencyKeys": ["title"]'), '"idempotencyKeys"', None),
+    ("SC004", "warning", edit('"sources": ["USER"], ', '"sources": ["USER"], "sensitve": true, '), '"sensitve"', None),
     ("SC002", "warning", edit('"target": "art_create",', '"target": "art_create",\n  "target": "art_create",'), '"target": "art_create",\n  "tools"', None),
     ("SC003", "warning", edit('"sources": ["USER"], ', '"sources": ["USER"], "constant": 1, '), '"constant"', None),
     ("SC003", "warning", edit('{"share": "TASK"}', '{"share": "TASK", "const": 1}'), '"const"', None),
