@@ -1,0 +1,97 @@
+"""The web console of `skillc serve`: static pages and small ES modules, plus the few REST routes
+the console needs that the rest of the API lacks (docs/API.md, "Console routes").
+
+A route module of the server (docs/API.md section 9): `routes(ctx)` returns the console's routes.
+
+- `/console/…`: the assets (no build step, nothing loaded from other hosts). They hold no data, so
+  they are served without identity; every data route below asks `ctx.identify` like the API does.
+- `GET /api/me`: the caller as the server identified it, and whether development mode is on (the
+  console shows a banner then).
+- `GET /api/studio`, `/api/studio/skills/{key}`, `/api/studio/agents/{code}/graph`: the loaded
+  studio, one contract's per-argument table, one agent's task-graph template (studio_view.py;
+  built from the compiled modules, never from the compiler).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
+
+from skillc.runtime.server.console import studio_view
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+class _Assets(StaticFiles):
+    """The console's files, always revalidated: a redeployed console is never half old, half new."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        response.headers["Cache-Control"] = "no-cache"
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+
+def _dev_mode(ctx: Any) -> bool:
+    """Whether the server runs without signature checks (docs/API.md section 1)."""
+    for owner in (ctx, getattr(ctx, "config", None), getattr(getattr(ctx, "config", None), "server", None)):
+        for name in ("dev_mode", "dev", "insecure"):
+            value = getattr(owner, name, None)
+            if isinstance(value, bool):
+                return value
+    auth = getattr(getattr(getattr(ctx, "config", None), "server", None), "auth", None)
+    return auth == "dev"
+
+
+def routes(ctx: Any) -> list[BaseRoute]:
+    """The console's routes for `create_app` (assets under /console, data routes under /api)."""
+
+    def studio() -> Any:
+        return ctx.runtime.studio
+
+    def not_found(message: str) -> Exception:
+        from skillc.runtime.server.errors import ApiError
+
+        return ApiError("NOT_FOUND", message)
+
+    async def me(request: Request) -> JSONResponse:
+        identity = await ctx.identify(request)
+        dev = _dev_mode(ctx) or request.scope.get("skillc.dev_mode") is True
+        return JSONResponse({"platform": identity.platform, "owner": identity.owner, "dev_mode": dev})
+
+    async def studio_index(request: Request) -> JSONResponse:
+        await ctx.identify(request)
+        return JSONResponse(studio_view.studio_index(studio()))
+
+    async def skill(request: Request) -> JSONResponse:
+        await ctx.identify(request)
+        key = request.path_params["key"]
+        module = studio().skills.get(key)
+        if module is None:
+            raise not_found(f"no loadable skill {key!r} in the studio")
+        return JSONResponse(studio_view.skill_view(module))
+
+    async def agent_graph(request: Request) -> JSONResponse:
+        await ctx.identify(request)
+        code = request.path_params["code"]
+        template = studio().agents.get(code)
+        if template is None:
+            raise not_found(f"no agent {code!r} in the studio")
+        return JSONResponse(studio_view.agent_graph(template))
+
+    async def to_console(request: Request) -> RedirectResponse:
+        return RedirectResponse("/console/", status_code=307)
+
+    return [
+        Route("/api/me", me, methods=["GET"]),
+        Route("/api/studio", studio_index, methods=["GET"]),
+        Route("/api/studio/skills/{key}", skill, methods=["GET"]),
+        Route("/api/studio/agents/{code}/graph", agent_graph, methods=["GET"]),
+        Route("/console", to_console, methods=["GET"]),
+        Mount("/console", app=_Assets(directory=STATIC, html=True), name="console"),
+    ]

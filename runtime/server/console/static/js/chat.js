@@ -1,0 +1,227 @@
+// The chat view: talk to the agents over AG-UI (POST /agui), live progress labels, the reply,
+// and the session's pending question as a card (approve / reject a write, did it take effect?,
+// a follow-up answered inline). Earlier turns are drawn from the session's trace.
+import { ApiError, getJSON, getTrace, postJSON, runAgent } from "./api.js";
+import { drawCard, decidedLine } from "./cards.js";
+import { PATHS } from "./paths.js";
+import { el, newId, replace, when } from "./util.js";
+
+let labels = null; // tool → progress label, from the studio (drawn history has no live events)
+
+async function toolLabels() {
+  if (labels) return labels;
+  labels = {};
+  try {
+    const studio = await getJSON(PATHS.studio());
+    for (const s of studio.skills) Object.assign(labels, s.tool_labels || {});
+  } catch { /* labels are a nicety: tool names do */ }
+  return labels;
+}
+
+/** #/chat or #/chat/<session>. */
+export async function renderChat(root, parts, ctx, refreshSessions) {
+  const sid = parts[0] || null;
+  const [sessions, studio] = await Promise.all([refreshSessions(), getJSON(PATHS.studio())]);
+  const chat = new Chat(root, sid, ctx, studio, refreshSessions);
+  chat.layout(sessions);
+  if (sid) await chat.load();
+  else chat.empty();
+}
+
+class Chat {
+  constructor(root, sid, ctx, studio, refreshSessions) {
+    Object.assign(this, { root, sid, ctx, studio, refreshSessions });
+    this.interrupt = null;
+    this.busy = false;
+  }
+
+  layout(sessions) {
+    this.list = el("ul", { class: "sessions", id: "session-list" });
+    this.drawSessions(sessions);
+    this.agent = el("select", { id: "agent-pick", title: "Which agent answers a new task" },
+      el("option", { value: "" }, "Let routing pick"),
+      this.studio.agents.map((a) => el("option", { value: a.agent_code }, `${a.agent_name} (${a.agent_code})`)));
+    const saved = sessionStorage.getItem("skillc.agent");
+    if (saved) this.agent.value = saved;
+    this.agent.addEventListener("change", () => sessionStorage.setItem("skillc.agent", this.agent.value));
+    this.log = el("div", { class: "log", id: "chat-log" });
+    this.input = el("input", { type: "text", id: "chat-input", placeholder: "Message your agents…", autocomplete: "off" });
+    this.hint = el("span", { class: "hint", id: "chat-hint" });
+    this.sendButton = el("button", { class: "primary", id: "chat-send", type: "submit" }, "Send");
+    const form = el("form", { class: "composer", onsubmit: (e) => { e.preventDefault(); this.send(); } },
+      this.input, this.hint, this.sendButton);
+    const side = el("aside", { class: "panel" },
+      el("button", { id: "new-session", onclick: () => this.newSession() }, "New conversation"),
+      el("label", { class: "field", style: "margin-top:12px" }, el("span", {}, "Agent for a new task"), this.agent),
+      el("h3", {}, "Your sessions"), this.list);
+    const head = el("div", { class: "toolbar" },
+      el("h2", { style: "margin:0" }, "Chat ", this.sid ? el("span", { class: "badge plain mono", id: "session-id" }, this.sid) : null),
+      this.sid ? el("a", { href: `#/trace/${encodeURIComponent(this.sid)}`, id: "open-trace" }, "trace") : null);
+    replace(this.root, el("div", { class: "layout" }, side,
+      el("section", { class: "panel chat" }, head, this.log, form)));
+  }
+
+  drawSessions(sessions) {
+    replace(this.list, sessions.length ? sessions.map((s) => el("li", {},
+      el("a", { href: `#/chat/${encodeURIComponent(s.id)}`, class: s.id === this.sid ? "current" : "" },
+        s.id, s.pending ? el("span", { class: "badge warn", style: "margin-left:6px" }, s.pending) : null))) :
+      el("li", { class: "muted" }, "none yet"));
+  }
+
+  empty() {
+    replace(this.log, el("p", { class: "muted" }, "Write a message to start a conversation."));
+  }
+
+  async newSession() {
+    const made = await postJSON(PATHS.sessions(), {});
+    location.hash = `#/chat/${encodeURIComponent(made.id)}`;
+  }
+
+  /** Draw the conversation so far from the trace, then the pending question. */
+  async load() {
+    const [events, pending] = await Promise.all([getTrace(PATHS.trace(this.sid)), getJSON(PATHS.pending(this.sid)), toolLabels()]);
+    replace(this.log);
+    const resumed = events.filter((e) => e.type === "node.resumed");
+    const turns = new Map();
+    for (const ev of events) {
+      if (!turns.has(ev.turn)) turns.set(ev.turn, []);
+      turns.get(ev.turn).push(ev);
+    }
+    for (const [, evs] of [...turns.entries()].sort((a, b) => a[0] - b[0])) {
+      const start = evs.find((e) => e.type === "turn.started");
+      if (start && start.message !== undefined) this.log.append(el("div", { class: "msg user" }, start.message));
+      for (const ev of evs) {
+        if (ev.type === "tool.call" && !ev.builtin && ev.ok) this.log.append(el("div", { class: "progress done" }, labels[ev.tool] || ev.tool));
+      }
+      const reply = evs.find((e) => e.type === "turn.reply");
+      if (!reply) continue;
+      const suspended = [...evs].reverse().find((e) => e.type === "node.suspended");
+      if (reply.suspended && suspended) {
+        const answer = resumed.find((r) => r.seq > suspended.seq && r.node === suspended.node && r.kind === suspended.kind);
+        const live = !answer && pending.interrupt && pending.interrupt.metadata && pending.interrupt.metadata.node === suspended.node;
+        this.log.append(drawCard(live ? pending.interrupt : fromEvent(suspended), live ? this.actions() : null, answer || null, this.ctx));
+        if (live) this.interrupt = pending.interrupt;
+      } else {
+        this.log.append(el("div", { class: "msg agent" }, reply.text));
+      }
+    }
+    if (!this.interrupt && pending.interrupt) { // waiting, but the suspending turn is not in the trace (e.g. trimmed)
+      this.interrupt = pending.interrupt;
+      this.log.append(drawCard(pending.interrupt, this.actions(), null, this.ctx));
+    }
+    this.composerState();
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  actions() {
+    return { decide: (payload, status) => this.resume(payload, status) };
+  }
+
+  composerState() {
+    const kind = this.interrupt && this.interrupt.metadata && this.interrupt.metadata.kind;
+    const deciding = kind === "APPROVAL" || kind === "VERIFY";
+    this.input.disabled = this.busy || deciding;
+    this.sendButton.disabled = this.busy || deciding;
+    this.input.placeholder = kind === "FOLLOW_UP" ? "Answer the question above…" : "Message your agents…";
+    this.hint.textContent = deciding ? "Decide on the card above first." : (this.busy ? "Working…" : "");
+  }
+
+  async send() {
+    const text = this.input.value.trim();
+    if (!text || this.busy) return;
+    if (!this.sid) {
+      const made = await postJSON(PATHS.sessions(), {});
+      this.sid = made.id;
+      history.replaceState(null, "", `#/chat/${encodeURIComponent(made.id)}`);
+      replace(this.log);
+    }
+    this.input.value = "";
+    this.log.append(el("div", { class: "msg user" }, text));
+    const kind = this.interrupt && this.interrupt.metadata && this.interrupt.metadata.kind;
+    if (kind === "FOLLOW_UP") {
+      // the follow-up card is answered: a plain message is its answer (docs/API.md section 3)
+      return this.run({ resume: [{ interruptId: this.interrupt.id, status: "resolved", payload: { text } }] }, text);
+    }
+    const input = { messages: [{ id: newId("msg"), role: "user", content: text }] };
+    if (this.agent.value) input.forwardedProps = { agent: this.agent.value };
+    return this.run(input);
+  }
+
+  async resume(payload, status = "resolved") {
+    return this.run({ resume: [{ interruptId: this.interrupt.id, status, payload }] });
+  }
+
+  /** One AG-UI run; live progress, the reply or the next question. */
+  async run(extra, followUpText) {
+    const card = this.log.querySelector(".card.open");
+    this.busy = true;
+    this.composerState();
+    const progress = new Map();
+    let reply = null, text = "", finished = null, decided = null;
+    const input = { threadId: this.sid, runId: newId("run"), state: {}, messages: [], tools: [], context: [], forwardedProps: {}, ...extra };
+    try {
+      await runAgent(PATHS.agui(), input, (ev) => {
+        if (ev.type === "CUSTOM" && ev.name === "skillc.progress") {
+          const line = el("div", { class: "progress", "data-tool": ev.value.tool }, ev.value.label);
+          progress.set(ev.value.tool, line);
+          this.log.append(line);
+        } else if (ev.type === "TOOL_CALL_RESULT" || (ev.type === "CUSTOM" && ev.name === "skillc.verdict")) {
+          for (const line of progress.values()) line.classList.add("done");
+        } else if (ev.type === "CUSTOM" && ev.name === "skillc.approval") {
+          decided = ev.value;
+        } else if (ev.type === "TEXT_MESSAGE_START") {
+          reply = el("div", { class: "msg agent live" });
+        } else if (ev.type === "TEXT_MESSAGE_CONTENT") {
+          text += ev.delta;
+          if (reply) reply.textContent = text;
+        } else if (ev.type === "RUN_FINISHED") {
+          finished = ev;
+        } else if (ev.type === "RUN_ERROR") {
+          this.log.append(el("div", { class: "msg error", role: "alert" }, `Run failed: ${ev.message}`));
+        }
+        this.log.scrollTop = this.log.scrollHeight;
+      });
+    } catch (err) {
+      this.log.append(el("div", { class: "msg error", role: "alert" }, errorText(err)));
+    }
+    for (const line of progress.values()) line.classList.add("done");
+    if (card) closeCard(card, extra.resume && extra.resume[0], decided, followUpText, this.ctx);
+    this.interrupt = null;
+    const outcome = finished && finished.outcome;
+    if (outcome && outcome.type === "interrupt" && outcome.interrupts.length) {
+      this.interrupt = outcome.interrupts[0];
+      this.log.append(drawCard(this.interrupt, this.actions(), null, this.ctx));
+    } else if (reply) {
+      this.log.append(reply);
+    }
+    this.busy = false;
+    this.composerState();
+    this.log.scrollTop = this.log.scrollHeight;
+    this.drawSessions(await this.refreshSessions());
+    if (!this.input.disabled) this.input.focus();
+  }
+}
+
+/** A card decided in this page: buttons out, who decided and when in. */
+function closeCard(card, entry, decided, followUpText, ctx) {
+  card.classList.remove("open");
+  for (const b of card.querySelectorAll(".actions, .followup-form")) b.remove();
+  if (!entry) return;
+  const payload = entry.payload || {};
+  const answer = decided ? { answer: { decision: decided.decision, approver: decided.approver, decided_at: decided.decided_at } } :
+    { answer: entry.status === "cancelled" ? { decision: "CANCEL" } : (followUpText !== undefined ? followUpText : payload),
+      _by: ctx.me && ctx.me.platform, _at: new Date().toISOString() };
+  card.append(decidedLine(card.dataset.kind, answer, ctx));
+}
+
+/** An interrupt-shaped object from a node.suspended trace event (for cards already answered). */
+function fromEvent(ev) {
+  return { id: `${ev.task}.${ev.node}.${ev.kind}`, message: ev.question, metadata: { kind: ev.kind, task: ev.task, node: ev.node, tool: ev.tool } };
+}
+
+function errorText(err) {
+  if (err instanceof ApiError) return `${err.code ? err.code + ": " : ""}${err.message}`;
+  return String(err && err.message ? err.message : err);
+}
+
+export { when };

@@ -1,0 +1,171 @@
+"""Browser-test harness for the web console: the real `skillc serve` app on a loopback port
+(uvicorn in a thread of this process), the fake OpenAI-compatible model server (its queue is
+filled by each test, step by step), the example CMS MCP server as a real stdio process, and
+Debian's chromium driven by Playwright. Skips with the reason when chromium or Playwright is
+absent (CI installs Debian's package; browser builds are never downloaded)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillc.runtime.model.fake_server import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[2]
+IMG = ROOT / "docs" / "img"
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _free_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    sock.set_inheritable(True)
+    return sock
+
+
+class LiveServer:
+    """The app served by uvicorn on a background thread, with its own event loop."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self.sock = _free_socket()
+        host, port = self.sock.getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self._run, name="console-uvicorn", daemon=True)
+        self.failed: BaseException | None = None
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self.server.serve(sockets=[self.sock]))
+        except BaseException as exc:  # noqa: BLE001 - reported to the test that waits for start-up
+            self.failed = exc
+
+    def start(self) -> "LiveServer":
+        self.thread.start()
+        # uvicorn sets `started` once the lifespan ran and the socket serves; no polling sleep:
+        # wait on the thread with a bounded join per check.
+        for _ in range(600):
+            if self.server.started or self.failed or not self.thread.is_alive():
+                break
+            self.thread.join(0.05)
+        if not self.server.started:
+            raise RuntimeError(f"the console's server did not start: {self.failed!r}")
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(15)
+        self.sock.close()
+
+
+def _compiled_studio(tmp: Path) -> Path:
+    """The example studio compiled into `tmp` (the compiler is a dev dependency of the tests)."""
+    from skillc.compiler.build import compile_studio
+
+    out = tmp / "compiled"
+    compile_studio(ROOT / "examples" / "studio", out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def fake_model() -> Iterator[FakeOpenAIServer]:
+    """The model: an empty queue each test fills before the step that consumes it."""
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def live(fake_model: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """`skillc serve` in development mode over the compiled example studio and the CMS server."""
+    try:
+        from skillc.runtime.server import create_app
+    except ImportError as exc:  # the server package is not there: nothing to drive
+        pytest.skip(f"skillc.runtime.server.create_app is unavailable: {exc}")
+    tmp = tmp_path_factory.mktemp("console")
+    compiled = _compiled_studio(tmp)
+    config = tmp / "skillc.toml"
+    config.write_text(f"""
+[studio]
+source = {json.dumps(str(compiled))}
+[store]
+path = {json.dumps(str(tmp / "store.sqlite"))}
+[model]
+base_url = {json.dumps(fake_model.url)}
+model = "fake"
+[mcp.servers.cms]
+command = {json.dumps(sys.executable)}
+args = ["-m", "skillc.examples.cms_server"]
+env = {{ CMS_DB = {json.dumps(str(tmp / "cms.sqlite"))} }}
+[server]
+auth = "dev"
+trace_dir = {json.dumps(str(tmp / "traces"))}
+""", encoding="utf-8")
+    server = LiveServer(create_app(config_path=str(config))).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Headless Debian chromium (never a downloaded build)."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (Debian package `chromium`; .ci/run installs it)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright Python package is not installed (pip install -e '.[dev]')")
+    with sync_playwright() as pw:
+        chrome = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chrome
+        finally:
+            chrome.close()
+
+
+def _identity_header(platform: dict[str, Any]) -> dict[str, str]:
+    # Development mode takes the identity header as raw JSON (docs/API.md section 1).
+    return {"X-Skillc-Identity": json.dumps(platform)}
+
+
+ALICE = {"userId": 7, "memberId": 70, "name": "alice", "organId": 9, "organName": "Acme",
+         "organType": "COMPANY", "deptPath": "/1/9"}
+BOB = {"userId": 8, "memberId": 80, "name": "bob", "organId": 9, "organName": "Acme",
+       "organType": "COMPANY", "deptPath": "/1/9"}
+
+
+@pytest.fixture
+def page_as(browser: Any, live: LiveServer) -> Iterator[Any]:
+    """`page_as(platform)`: a fresh browser context acting as that caller (dev-mode identity)."""
+    contexts = []
+
+    def make(platform: dict[str, Any] = ALICE) -> Any:
+        ctx = browser.new_context(base_url=live.url, viewport={"width": 1280, "height": 860},
+                                  extra_http_headers=_identity_header(platform))
+        ctx.set_default_timeout(20_000)
+        contexts.append(ctx)
+        page = ctx.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.js_errors = errors  # checked by the tests: a console with a script error fails
+        return page
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
