@@ -71,3 +71,24 @@ def code_of(name: str | None) -> str | None:
 def error(name: str) -> ErrorCode:
     """The row for `name`; a KeyError for a name that is not in the table is a programming error."""
     return ERRORS[name]
+
+
+class CallerError(Exception):
+    """An error for the caller of the session API (CLI, HTTP service), never an observation the
+    model sees and not a §17 tool code. `name` is what logs and the service show."""
+
+    name = "CALLER_ERROR"
+
+
+class SessionBusy(CallerError):
+    """SESSION_BUSY (DESIGN decision 22): another turn or decision of this session holds its lease
+    (HTTP 409 in the service). Nothing was done; try again when that turn has ended."""
+
+    name = "SESSION_BUSY"
+
+
+class SessionUnavailable(CallerError):
+    """STORE_UNAVAILABLE: the turn's changes could not be committed (disk full, database gone);
+    nothing of the turn was kept and the session was reloaded as stored. Try again later."""
+
+    name = "STORE_UNAVAILABLE"

@@ -133,6 +133,7 @@ class SessionState:
     user_messages: list[dict[str, Any]] = field(default_factory=list)  # {turn, text}
     tasks: list[str] = field(default_factory=list)
     active_task: str | None = None
+    version: int = 0  # the store's version of this session (0: never stored); see runtime/store
 
 
 _NESTED = ("pending", "follow_up", "answered")  # NodeState's nested records

@@ -1,0 +1,144 @@
+"""The border: every value entering from outside is checked once, where it enters.
+
+Model arguments, tool responses, studio text and stored rows can carry what the runtime cannot
+keep: lone surrogates (not encodable as UTF-8, so neither storable nor traceable), nesting deep
+enough to exhaust recursion, numbers too long to convert, strings too large to hold. `check`
+walks a value iteratively and raises `Refused` naming what and where; `parse` does the same for
+JSON text; `clean` makes a copy of a refused value that is safe to show in a trace or a message.
+The callers decide what a refusal means (ARG_JSON_INVALID / ARG_REJECTED for model arguments, a
+business failure for a tool's answer, `StoreCorrupt` for a stored row).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_BITS_PER_DIGIT = math.log2(10)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the runtime accepts from outside. Generous for real data, far below what breaks it."""
+
+    max_depth: int = 64  # nesting of arrays/objects
+    max_string: int = 1_000_000  # characters in one string (or key)
+    max_int_digits: int = 400  # decimal digits of one integer
+    max_items: int = 200_000  # values in one document
+    max_text: int = 8_000_000  # characters of a JSON text before it is parsed
+
+
+DEFAULT = Limits()
+
+
+class Refused(ValueError):
+    """A value the border does not let in: `reason` is unicode | depth | number | string | size | json."""
+
+    def __init__(self, reason: str, where: str, detail: str) -> None:
+        super().__init__(f"{detail} at {where}" if where else detail)
+        self.reason, self.where, self.detail = reason, where, detail
+
+
+def has_surrogate(text: str) -> bool:
+    """True when `text` holds a lone surrogate (cannot be encoded as UTF-8)."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+def _check_scalar(v: Any, path: tuple[Any, ...], limits: Limits) -> None:
+    if isinstance(v, str):
+        if len(v) > limits.max_string:
+            raise Refused("string", _where(path), f"a string of {len(v)} characters (limit {limits.max_string})")
+        if has_surrogate(v):
+            raise Refused("unicode", _where(path), "invalid Unicode (a lone surrogate)")
+    elif isinstance(v, bool) or v is None:
+        return
+    elif isinstance(v, int):
+        # bit_length avoids converting a huge int to text (which itself raises past 4300 digits)
+        if v.bit_length() > limits.max_int_digits * _BITS_PER_DIGIT:
+            raise Refused("number", _where(path), f"an integer over {limits.max_int_digits} digits")
+    elif isinstance(v, float):
+        if not math.isfinite(v):
+            raise Refused("number", _where(path), "a number that is not finite")
+
+
+def check(value: Any, limits: Limits = DEFAULT) -> Any:
+    """`value` itself when every part is acceptable; otherwise `Refused` for the first bad part."""
+    if not isinstance(value, (dict, list, tuple)):
+        _check_scalar(value, (), limits)
+        return value
+    stack: list[tuple[Any, tuple[Any, ...], int]] = [(value, (), 1)]
+    seen = 0
+    while stack:
+        v, path, depth = stack.pop()
+        if depth > limits.max_depth:
+            raise Refused("depth", _where(path[: limits.max_depth]), f"nesting deeper than {limits.max_depth}")
+        items = v.items() if isinstance(v, dict) else enumerate(v)
+        for k, sub in items:
+            seen += 1
+            if seen > limits.max_items:
+                raise Refused("size", _where(path), f"more than {limits.max_items} values")
+            if isinstance(k, str):
+                _check_scalar(k, path, limits)
+            if isinstance(sub, (dict, list, tuple)):
+                stack.append((sub, path + (k,), depth + 1))
+            else:
+                _check_scalar(sub, path + (k,), limits)
+    return value
+
+
+def parse(text: str | bytes, limits: Limits = DEFAULT) -> Any:
+    """JSON text to a checked value; `Refused` (reason "json" when it is not JSON at all)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Refused("unicode", "", f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    if len(text) > limits.max_text:
+        raise Refused("size", "", f"a text of {len(text)} characters (limit {limits.max_text})")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Refused("json", "", f"not valid JSON: {exc.msg} at column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise Refused("depth", "", f"nesting deeper than {limits.max_depth}") from exc
+    except ValueError as exc:  # an integer past Python's conversion limit
+        raise Refused("number", "", f"a number too long to read ({str(exc)[:60]})") from exc
+    return check(value, limits)
+
+
+def clean_text(text: str, limit: int = 2000) -> str:
+    """`text` safe to store and show: lone surrogates become U+FFFD, cut to `limit` characters."""
+    if has_surrogate(text):
+        text = _SURROGATE.sub("\ufffd", text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def clean(value: Any, limits: Limits = DEFAULT, *, text_limit: int = 2000) -> Any:
+    """A copy of `value` safe to put in a trace or a conversation: bad strings repaired and cut,
+    nesting past the limit replaced by "…", huge numbers as a short text."""
+    def walk(v: Any, depth: int) -> Any:
+        if isinstance(v, str):
+            return clean_text(v, text_limit)
+        if isinstance(v, bool) or v is None:
+            return v
+        if isinstance(v, int):
+            if v.bit_length() > limits.max_int_digits * _BITS_PER_DIGIT:
+                return f"<an integer of about {int(v.bit_length() / _BITS_PER_DIGIT)} digits>"
+            return v
+        if isinstance(v, float):
+            return v if math.isfinite(v) else str(v)
+        if isinstance(v, (dict, list, tuple)):
+            if depth >= limits.max_depth:
+                return "…"
+            if isinstance(v, dict):
+                return {clean_text(str(k), text_limit): walk(x, depth + 1) for k, x in list(v.items())[:1000]}
+            return [walk(x, depth + 1) for x in list(v)[:1000]]
+        return clean_text(str(v), text_limit)
+    return walk(value, 0)

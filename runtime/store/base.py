@@ -1,0 +1,210 @@
+"""The store's interface: what the runtime needs from durable state, whatever the database.
+
+A backend (SQLite here, PostgreSQL in `postgres.py`) implements `Store`. The runtime changes state
+only inside a unit of work, one per stopping point (a turn, a suspension, a settled write, a
+write's pre-registration):
+
+    with store.unit(session_id, holder=lease.holder, expires=now + ttl) as uow:
+        uow.put_session(state, now)
+        uow.put_task(task)
+        uow.put_evidence(session_id, ev)
+        uow.put_reply(reply)
+
+Everything inside commits together or not at all. A failed commit raises `StoreUnavailable` and
+leaves the store usable (no transaction is left open); the caller discards what it holds in
+memory and reloads. History (user messages, entities, evidence, replies) is appended, never
+rewritten: a turn writes what it changed, so its cost does not grow with the session.
+
+A session is leased to one turn at a time (DESIGN decision 22): `acquire_lease` grants the lease
+when it is free, expired, held by a process of this host that is gone, or already this holder's;
+every unit of a leased session checks (and renews) the lease inside its transaction, so a holder
+that lost its lease can never overwrite another's work (`LeaseLost`).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from skillc.runtime.state import Evidence, SessionState, TaskState
+
+# Version of the stored layout; a backend migrates older stores on open.
+SCHEMA_VERSION = 2
+
+
+class StoreError(Exception):
+    """The store cannot be opened, is from a newer skillc, or cannot be used."""
+
+
+class StoreUnavailable(StoreError):
+    """A unit of work could not be committed (disk full, I/O error, database gone). Nothing of the
+    unit was kept; the store works again once the cause is gone."""
+
+
+class StoreCorrupt(StoreError):
+    """A stored row of one session cannot be read back. Other sessions are unaffected."""
+
+    def __init__(self, session: str, what: str, detail: str) -> None:
+        super().__init__(f"session {session}: stored {what} is unreadable ({detail})")
+        self.session, self.what, self.detail = session, what, detail
+
+
+class StoreConflict(StoreError):
+    """The session was changed by someone else since it was loaded (version mismatch), or a new
+    session's id is already taken: nothing was written."""
+
+
+class LeaseLost(StoreError):
+    """A unit of work of a leased session found the lease held by another holder: nothing was
+    written."""
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The answer to `acquire_lease`: granted or not, who holds it, until when, and the stored
+    session's version at that moment (the holder reloads when it differs from its copy)."""
+
+    session: str
+    holder: str
+    expires: float
+    granted: bool
+    version: int = 0
+
+
+@dataclass
+class ReplyRecord:
+    """A turn's reply as stored with the turn, and whether it reached the caller (decision 21)."""
+
+    session: str
+    turn: int
+    text: str
+    task: str | None = None
+    suspended: bool = False
+    kind: str | None = None
+    message: str | None = None  # the user message the reply answers
+    answer: dict[str, Any] | None = None  # or the decision it answers
+    client_message_id: str | None = None
+    delivered: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def new_holder() -> str:
+    """A lease holder id unique to one turn: "<host>:<pid>:<random>". The host and pid let a later
+    process of the same host see that the holder died (its lease is then free at once)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def holder_dead(holder: str) -> bool:
+    """True when `holder` names a process of this host that no longer runs."""
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, someone else's
+        return False
+    return False
+
+
+@runtime_checkable
+class UnitOfWork(Protocol):
+    """The writes of one stopping point; committed together when the `with` block ends."""
+
+    def put_session(self, state: SessionState, now: float) -> None:
+        """Write the session's own row (counters, platform, values, active task) checking its
+        version (`StoreConflict` when another writer got there first), and append the user
+        messages and entities not stored yet. `state.version` is advanced."""
+
+    def put_task(self, task: TaskState) -> None:
+        """Insert or replace one task (its nodes included)."""
+
+    def put_evidence(self, session: str, ev: Evidence) -> None:
+        """Insert or replace one evidence record (ids are allocated from the session row's
+        counter, which only the lease holder advances)."""
+
+    def put_reply(self, reply: ReplyRecord) -> None:
+        """Store a turn's reply (one per session and turn)."""
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Durable state of every session (DESIGN "The production face")."""
+
+    def unit(self, session: str | None = None, *, holder: str | None = None,
+             expires: float | None = None) -> AbstractContextManager[UnitOfWork]:
+        """A unit of work: one transaction. With `holder`, the session's lease must be held by it
+        (else `LeaseLost`) and is renewed to `expires`. Commit failure: `StoreUnavailable`."""
+
+    def acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
+        """Take the session's lease for `holder` until now + ttl when it is free, expired, held by
+        a dead process of this host, or held by `holder`; otherwise `granted` is False."""
+
+    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None) -> None:
+        """Give the lease back (only when `holder` holds it), marking the reply of
+        `delivered_turn` delivered in the same transaction."""
+
+    def get_session(self, session_id: str) -> SessionState | None:
+        """The session with its history (messages, entities, task ids), or None."""
+
+    def get_task(self, session_id: str, task_id: str) -> TaskState | None:
+        """One task of a session, or None."""
+
+    def open_tasks(self, session_id: str) -> list[TaskState]:
+        """Tasks of the session that are neither DONE, FAILED nor CANCELLED."""
+
+    def evidence_of(self, session_id: str) -> list[Evidence]:
+        """All evidence of a session in creation order."""
+
+    def last_reply(self, session_id: str) -> ReplyRecord | None:
+        """The reply of the session's latest stored turn, or None."""
+
+    def sessions(self) -> list[tuple[str, float]]:
+        """(id, last update) of every session, newest first."""
+
+    def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """A read-only query, for tools and tests."""
+
+    def close(self) -> None:
+        """Release the connection(s)."""
+
+
+class BufferedWrites:
+    """`put_*` outside a unit, applied by `commit()` in one unit: for callers that gather a
+    stopping point's writes before committing them. A failed commit drops the buffer (the caller
+    reloads), so nothing is half-applied and nothing stays pending."""
+
+    _buffer: list[tuple[str, tuple[Any, ...]]]
+
+    def unit(self, session: str | None = None, *, holder: str | None = None,
+             expires: float | None = None) -> AbstractContextManager[UnitOfWork]:
+        raise NotImplementedError
+
+    def put_session(self, state: SessionState, now: float = 0.0) -> None:
+        """Buffer a session write for the next `commit()`."""
+        self._buffer.append(("put_session", (state, now)))
+
+    def put_task(self, task: TaskState) -> None:
+        """Buffer a task write for the next `commit()`."""
+        self._buffer.append(("put_task", (task,)))
+
+    def put_evidence(self, session: str, ev: Evidence) -> None:
+        """Buffer an evidence write for the next `commit()`."""
+        self._buffer.append(("put_evidence", (session, ev)))
+
+    def commit(self) -> None:
+        """Apply the buffered writes in one unit of work."""
+        ops, self._buffer = self._buffer, []
+        if not ops:
+            return
+        with self.unit() as uow:
+            for name, args in ops:
+                getattr(uow, name)(*args)

@@ -1,0 +1,407 @@
+"""The SQLite store (stdlib): the embedded default. One file, WAL, one connection per Store.
+
+Layout (schema 2): a session row holds the session's own fields and a version; user messages,
+entities, replies and evidence are rows appended per session; tasks are rows (one per task, its
+nodes inside). Units of work run as `BEGIN IMMEDIATE` transactions, so a unit's lease check and
+its writes cannot interleave with another process's.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import MISSING, fields
+from typing import Any, Callable
+
+from skillc.runtime.state import Evidence, SessionState, TaskState, node_from_doc, to_doc
+from skillc.runtime.store.base import (
+    SCHEMA_VERSION,
+    BufferedWrites,
+    Lease,
+    LeaseLost,
+    ReplyRecord,
+    StoreConflict,
+    StoreCorrupt,
+    StoreError,
+    StoreUnavailable,
+    holder_dead,
+)
+
+# One encoder for every document: json.dumps with options builds a new encoder per call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
+_DECODE = json.JSONDecoder().decode
+FINAL_TASK = ("DONE", "FAILED", "CANCELLED")
+# The session's history lists live in their own tables, never in the session row.
+_HISTORY = ("user_messages", "entities", "tasks", "version")
+BUSY_TIMEOUT = 30.0  # seconds a statement waits for another connection's write lock
+
+
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    # executescript() would commit on its own; a migration must stay inside its transaction.
+    for statement in sql.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _v1(db: sqlite3.Connection) -> None:
+    _script(db, """
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, doc TEXT NOT NULL, updated REAL);
+        CREATE TABLE tasks (id TEXT NOT NULL, session TEXT NOT NULL, doc TEXT NOT NULL,
+                            PRIMARY KEY (session, id));
+        CREATE TABLE evidence (id TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL,
+                               status TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (session, id));
+        CREATE INDEX evidence_status ON evidence (session, status);
+    """)
+
+
+def _v2(db: sqlite3.Connection) -> None:
+    """Append-only history, session versions, leases and replies; v1 session documents are split."""
+    _script(db, """
+        ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE tasks ADD COLUMN n INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE tasks ADD COLUMN state TEXT NOT NULL DEFAULT 'RUNNING';
+        CREATE TABLE messages (session TEXT NOT NULL, seq INTEGER NOT NULL, doc TEXT NOT NULL,
+                               client_id TEXT, PRIMARY KEY (session, seq)) WITHOUT ROWID;
+        CREATE TABLE entities (session TEXT NOT NULL, seq INTEGER NOT NULL, doc TEXT NOT NULL,
+                               PRIMARY KEY (session, seq)) WITHOUT ROWID;
+        CREATE TABLE replies (session TEXT NOT NULL, turn INTEGER NOT NULL, delivered INTEGER NOT NULL,
+                              doc TEXT NOT NULL, PRIMARY KEY (session, turn)) WITHOUT ROWID;
+        CREATE TABLE leases (session TEXT PRIMARY KEY, holder TEXT NOT NULL, expires REAL NOT NULL);
+        CREATE INDEX evidence_seq ON evidence (session, seq);
+        CREATE INDEX tasks_n ON tasks (session, n)
+    """)
+    for sid, doc in db.execute("SELECT id, doc FROM sessions").fetchall():
+        try:
+            data = _DECODE(doc)
+            messages, entities = list(data.pop("user_messages", [])), list(data.pop("entities", []))
+            order = {t: i for i, t in enumerate(data.pop("tasks", []), 1)}
+        except (ValueError, TypeError, AttributeError):
+            continue  # left as it is: opening that session reports it corrupt
+        db.execute("UPDATE sessions SET doc = ? WHERE id = ?", (_ENCODE(data), sid))
+        db.executemany("INSERT INTO messages (session, seq, doc) VALUES (?, ?, ?)",
+                       [(sid, i, _ENCODE(m)) for i, m in enumerate(messages, 1)])
+        db.executemany("INSERT INTO entities (session, seq, doc) VALUES (?, ?, ?)",
+                       [(sid, i, _ENCODE(e)) for i, e in enumerate(entities, 1)])
+        for tid, n in order.items():
+            db.execute("UPDATE tasks SET n = ? WHERE session = ? AND id = ?", (n, sid, tid))
+    for sid, tid, doc in db.execute("SELECT session, id, doc FROM tasks").fetchall():
+        try:
+            state = _DECODE(doc).get("state", "RUNNING")
+        except (ValueError, AttributeError):
+            continue
+        db.execute("UPDATE tasks SET state = ? WHERE session = ? AND id = ?", (str(state), sid, tid))
+
+
+# Migrations from day one: index i migrates user_version i -> i+1.
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+def _task_number(task_id: str) -> int:
+    return int(task_id[1:]) if task_id[:1] == "t" and task_id[1:].isdigit() else 0
+
+
+def _check(cls: type, doc: Any, session: str, what: str) -> dict[str, Any]:
+    """A stored document as keyword arguments of `cls`: a dict with known keys whose values have
+    the kinds the dataclass's defaults have (a wrong type fails here, not deep in a turn)."""
+    if not isinstance(doc, dict):
+        raise StoreCorrupt(session, what, f"a {type(doc).__name__}, not an object")
+    known = {f.name: f for f in fields(cls)}
+    for key, value in doc.items():
+        f = known.get(key)
+        if f is None:
+            raise StoreCorrupt(session, what, f"unknown field {key!r}")
+        default = f.default_factory() if f.default_factory is not MISSING else f.default  # type: ignore[misc]
+        if default is MISSING or default is None or value is None:
+            continue
+        kind = type(default)
+        if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
+            raise StoreCorrupt(session, what, f"{key} is not an integer")
+        if kind in (dict, list, str, bool) and not isinstance(value, kind):
+            raise StoreCorrupt(session, what, f"{key} is not a {kind.__name__}")
+    missing = [n for n, f in known.items() if f.default is MISSING and f.default_factory is MISSING  # type: ignore[misc]
+               and n not in doc]
+    if missing:
+        raise StoreCorrupt(session, what, f"missing {', '.join(missing)}")
+    return doc
+
+
+class _Unit:
+    """The writes of one unit of work on one connection (see base.UnitOfWork)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def put_session(self, state: SessionState, now: float) -> None:
+        """Versioned write of the session row, then the history items not stored yet."""
+        doc = {k: v for k, v in state.__dict__.items() if k not in _HISTORY}
+        db, sid = self.db, state.id
+        if state.version == 0:
+            try:
+                db.execute("INSERT INTO sessions (id, doc, updated, version) VALUES (?, ?, ?, 1)",
+                           (sid, _ENCODE(doc), now))
+            except sqlite3.IntegrityError as exc:
+                raise StoreConflict(f"session {sid} already exists") from exc
+        else:
+            cur = db.execute("UPDATE sessions SET doc = ?, updated = ?, version = version + 1 "
+                             "WHERE id = ? AND version = ?", (_ENCODE(doc), now, sid, state.version))
+            if cur.rowcount != 1:
+                raise StoreConflict(f"session {sid} was changed by another writer since it was loaded")
+        state.version += 1
+        for table, items in (("messages", state.user_messages), ("entities", state.entities)):
+            stored = db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table} WHERE session = ?", (sid,)).fetchone()[0]
+            if len(items) > stored:
+                db.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (?, ?, ?)",
+                               [(sid, i, _ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
+
+    def put_task(self, task: TaskState) -> None:
+        """Insert or replace one task document."""
+        self.db.execute("INSERT OR REPLACE INTO tasks (id, session, doc, n, state) VALUES (?, ?, ?, ?, ?)",
+                        (task.id, task.session, _ENCODE(to_doc(task)), _task_number(task.id), task.state))
+
+    def put_evidence(self, session: str, ev: Evidence) -> None:
+        """Insert or replace one evidence document."""
+        self.db.execute("INSERT OR REPLACE INTO evidence (id, session, seq, status, doc) VALUES (?, ?, ?, ?, ?)",
+                        (ev.id, session, ev.seq, ev.status, _ENCODE(to_doc(ev))))
+
+    def put_reply(self, reply: ReplyRecord) -> None:
+        """Store a turn's reply."""
+        doc = {k: v for k, v in reply.__dict__.items() if k not in ("session", "turn", "delivered")}
+        self.db.execute("INSERT OR REPLACE INTO replies (session, turn, delivered, doc) VALUES (?, ?, ?, ?)",
+                        (reply.session, reply.turn, int(reply.delivered), _ENCODE(doc)))
+
+
+def _is_corruption(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and any(
+        s in text for s in ("no such table", "no such column", "malformed", "not a database", "corrupt"))
+
+
+class SQLiteStore(BufferedWrites):
+    """One SQLite file (or ":memory:"); one connection, not shared across threads."""
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT) -> None:
+        path = str(path)
+        if path != ":memory:":
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.path = path
+        self._buffer = []
+        self._in_unit = False
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
+            self._retry_locked(lambda: self.db.execute("PRAGMA journal_mode=WAL"), busy_timeout)
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self._retry_locked(self._migrate, busy_timeout)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open store {path}: {exc}") from exc
+
+    @staticmethod
+    def _retry_locked(action: Callable[[], Any], budget: float) -> None:
+        # Several processes opening a new file at once: switching to WAL and the first schema
+        # take locks the busy handler does not always wait for; retry within the budget.
+        end = time.monotonic() + budget
+        while True:
+            try:
+                action()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > end:
+                    raise
+                time.sleep(0.01)
+
+    def _migrate(self) -> None:
+        db = self.db
+        if db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return
+        db.execute("BEGIN IMMEDIATE")  # the version is read again under the write lock
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"store {self.path} has schema {version}, newer than this skillc ({SCHEMA_VERSION})")
+            for i in range(version, SCHEMA_VERSION):
+                MIGRATIONS[i](db)
+                db.execute(f"PRAGMA user_version={i + 1}")
+            db.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        # A failed COMMIT (disk full) may or may not have ended the transaction: ask SQLite.
+        if self.db.in_transaction:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    # ------------------------------------------------------------ units of work and leases
+
+    @contextmanager
+    def unit(self, session: str | None = None, *, holder: str | None = None,
+             expires: float | None = None) -> Iterator[_Unit]:
+        """One transaction (see base.Store.unit)."""
+        if self._in_unit:
+            raise StoreError("units of work do not nest")
+        self._in_unit = True
+        try:
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"store {self.path}: cannot begin a transaction: {exc}") from exc
+            try:
+                if holder is not None and session is not None:
+                    cur = self.db.execute("UPDATE leases SET expires = MAX(expires, ?) WHERE session = ? AND holder = ?",
+                                          (expires or 0.0, session, holder))
+                    if cur.rowcount != 1:
+                        raise LeaseLost(f"session {session} is no longer leased to this turn")
+                yield _Unit(self.db)
+                self.db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StoreUnavailable(f"store {self.path}: the unit of work was not committed: {exc}") from exc
+            except UnicodeEncodeError as exc:  # a value the border should have refused: keep the store clean
+                self._rollback()
+                raise StoreError(f"store {self.path}: a value cannot be stored ({exc.reason})") from exc
+            except BaseException:
+                self._rollback()
+                raise
+        finally:
+            self._in_unit = False
+
+    def acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
+        """Take the lease when free, expired, held by a dead process of this host, or ours."""
+        with self._tx("take the lease of session " + session):
+            row = self.db.execute("SELECT holder, expires FROM leases WHERE session = ?", (session,)).fetchone()
+            version_row = self.db.execute("SELECT version FROM sessions WHERE id = ?", (session,)).fetchone()
+            version = version_row[0] if version_row else 0
+            if row is not None and row[0] != holder and row[1] > now and not holder_dead(row[0]):
+                return Lease(session, row[0], row[1], False, version)
+            self.db.execute("INSERT OR REPLACE INTO leases (session, holder, expires) VALUES (?, ?, ?)",
+                            (session, holder, now + ttl))
+            return Lease(session, holder, now + ttl, True, version)
+
+    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None) -> None:
+        """Give the lease back and mark the reply delivered, together."""
+        with self._tx("release the lease of session " + session):
+            cur = self.db.execute("DELETE FROM leases WHERE session = ? AND holder = ?", (session, holder))
+            if cur.rowcount == 1 and delivered_turn is not None:
+                self.db.execute("UPDATE replies SET delivered = 1 WHERE session = ? AND turn = ?",
+                                (session, delivered_turn))
+
+    @contextmanager
+    def _tx(self, what: str) -> Iterator[None]:
+        if self._in_unit:
+            raise StoreError("a lease cannot change inside a unit of work")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            yield
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise StoreUnavailable(f"store {self.path}: cannot {what}: {exc}") from exc
+        except BaseException:
+            self._rollback()
+            raise
+
+    # ------------------------------------------------------------ reads
+
+    def _rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            if _is_corruption(exc):
+                raise StoreCorrupt(session, what, str(exc)) from exc
+            raise StoreUnavailable(f"store {self.path}: cannot read {what} of session {session}: {exc}") from exc
+
+    @staticmethod
+    def _decode(text: Any, session: str, what: str) -> Any:
+        if not isinstance(text, str):
+            raise StoreCorrupt(session, what, "not a text document")
+        try:
+            return _DECODE(text)
+        except (ValueError, RecursionError) as exc:
+            raise StoreCorrupt(session, what, f"not JSON: {str(exc)[:80]}") from exc
+
+    def get_session(self, session_id: str) -> SessionState | None:
+        """The session with its history, or None; `StoreCorrupt` when a row cannot be read."""
+        rows = self._rows(session_id, "session", "SELECT doc, version FROM sessions WHERE id = ?", (session_id,))
+        if not rows:
+            return None
+        doc = _check(SessionState, self._decode(rows[0][0], session_id, "session"), session_id, "session")
+        history: dict[str, Any] = {}
+        for key, table in (("user_messages", "messages"), ("entities", "entities")):
+            items = [self._decode(d, session_id, f"{table} {n}") for n, d in self._rows(
+                session_id, table, f"SELECT seq, doc FROM {table} WHERE session = ? ORDER BY seq", (session_id,))]
+            if not all(isinstance(i, dict) for i in items):
+                raise StoreCorrupt(session_id, table, "an item is not an object")
+            history[key] = items
+        history["tasks"] = [r[0] for r in self._rows(session_id, "tasks",
+                                                     "SELECT id FROM tasks WHERE session = ? ORDER BY n, id", (session_id,))]
+        doc = {k: v for k, v in doc.items() if k not in _HISTORY}
+        version = rows[0][1]
+        if not isinstance(version, int):
+            raise StoreCorrupt(session_id, "session", "version is not an integer")
+        return SessionState(**doc, **history, version=version)
+
+    def _task(self, session_id: str, task_id: str, text: Any) -> TaskState:
+        what = f"task {task_id}"
+        doc = _check(TaskState, self._decode(text, session_id, what), session_id, what)
+        nodes = {}
+        for key, node in doc.get("nodes", {}).items():
+            from skillc.runtime.state import NodeState
+            nodes[key] = node_from_doc(_check(NodeState, node, session_id, f"{what} node {key}"))
+        try:
+            return TaskState(**dict(doc, nodes=nodes))
+        except TypeError as exc:
+            raise StoreCorrupt(session_id, what, str(exc)) from exc
+
+    def get_task(self, session_id: str, task_id: str) -> TaskState | None:
+        """A task of a session, or None."""
+        rows = self._rows(session_id, f"task {task_id}", "SELECT doc FROM tasks WHERE session = ? AND id = ?",
+                          (session_id, task_id))
+        return self._task(session_id, task_id, rows[0][0]) if rows else None
+
+    def open_tasks(self, session_id: str) -> list[TaskState]:
+        """Tasks of the session not ended."""
+        rows = self._rows(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = ? AND state NOT IN "
+                          "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,))
+        return [self._task(session_id, tid, doc) for tid, doc in rows]
+
+    def evidence_of(self, session_id: str) -> list[Evidence]:
+        """All evidence of a session in creation order."""
+        out = []
+        for eid, doc in self._rows(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? ORDER BY seq",
+                                   (session_id,)):
+            what = f"evidence {eid}"
+            out.append(Evidence(**_check(Evidence, self._decode(doc, session_id, what), session_id, what)))
+        return out
+
+    def last_reply(self, session_id: str) -> ReplyRecord | None:
+        """The reply of the latest stored turn."""
+        rows = self._rows(session_id, "replies", "SELECT turn, delivered, doc FROM replies WHERE session = ? "
+                          "ORDER BY turn DESC LIMIT 1", (session_id,))
+        if not rows:
+            return None
+        turn, delivered, doc = rows[0]
+        data = _check(ReplyRecord, dict(self._decode(doc, session_id, f"reply {turn}") or {},
+                                        session=session_id, turn=turn, delivered=bool(delivered)),
+                      session_id, f"reply {turn}")
+        return ReplyRecord(**data)
+
+    def sessions(self) -> list[tuple[str, float]]:
+        """(id, last update) of every session, newest first."""
+        return [tuple(r) for r in self.db.execute("SELECT id, updated FROM sessions ORDER BY updated DESC")]
+
+    def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Read-only query for tools and tests."""
+        return self.db.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        """Apply buffered writes, then close."""
+        try:
+            self.commit()
+        finally:
+            self.db.close()

@@ -1,0 +1,164 @@
+"""The store interface (runtime/store/base.py), checked on every backend: units of work, versions,
+append-only history, leases, replies, corrupt rows."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any, Callable
+
+import pytest
+
+from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
+from skillc.runtime.store import (
+    LeaseLost,
+    ReplyRecord,
+    StoreConflict,
+    StoreProtocol,
+    new_holder,
+)
+
+Factory = Callable[[], Any]
+
+
+def _session(sid: str = "s1") -> SessionState:
+    return SessionState(id=sid, platform={"userId": 7})
+
+
+def _task(sid: str = "s1", tid: str = "t1", state: str = "RUNNING") -> TaskState:
+    t = TaskState(id=tid, session=sid, agent="a", message="hi", state=state)
+    t.nodes["n1"] = NodeState(id="n1", task=tid, skill="k")
+    t.order.append("n1")
+    return t
+
+
+def test_backend_satisfies_the_protocol(store_factory: Factory) -> None:
+    assert isinstance(store_factory(), StoreProtocol)
+
+
+def test_unit_commits_everything_together(store_factory: Factory) -> None:
+    store = store_factory()
+    s = _session()
+    s.user_messages.append({"turn": 1, "text": "hello"})
+    s.tasks.append("t1")
+    with store.unit("s1") as uow:
+        uow.put_session(s, 1.0)
+        uow.put_task(_task())
+        uow.put_evidence("s1", Evidence(id="e1", task="t1", node="n1", tool="x", args={}, seq=1))
+    other = store_factory()
+    back = other.get_session("s1")
+    assert back is not None and back.user_messages == [{"turn": 1, "text": "hello"}]
+    assert back.tasks == ["t1"] and back.version == 1 == s.version
+    assert other.get_task("s1", "t1").nodes["n1"].skill == "k"
+    assert [e.id for e in other.evidence_of("s1")] == ["e1"]
+
+
+def test_a_unit_that_raises_leaves_nothing(store_factory: Factory) -> None:
+    store = store_factory()
+    with pytest.raises(RuntimeError):
+        with store.unit("s1") as uow:
+            uow.put_session(_session(), 1.0)
+            uow.put_task(_task())
+            raise RuntimeError("boom")
+    assert store.get_session("s1") is None and store.get_task("s1", "t1") is None
+    with store.unit("s1") as uow:  # and the store works on
+        uow.put_session(_session(), 1.0)
+    assert store.get_session("s1") is not None
+
+
+def test_history_is_appended_not_rewritten(store_factory: Factory) -> None:
+    store = store_factory()
+    s = _session()
+    for turn in range(1, 4):
+        s.user_messages.append({"turn": turn, "text": f"m{turn}"})
+        s.entities.append({"type": "article", "id": turn})
+        with store.unit("s1") as uow:
+            uow.put_session(s, float(turn))
+    assert store.raw("SELECT seq FROM messages WHERE session = 's1' ORDER BY seq") == [(1,), (2,), (3,)]
+    assert store.raw("SELECT COUNT(*) FROM entities WHERE session = 's1'") == [(3,)]
+    # the session row holds no history
+    (doc,) = store.raw("SELECT doc FROM sessions WHERE id = 's1'")[0]
+    assert "m1" not in doc and "article" not in doc
+    assert store_factory().get_session("s1").entities[-1] == {"type": "article", "id": 3}
+
+
+def test_stale_writer_gets_a_conflict_and_overwrites_nothing(store_factory: Factory) -> None:
+    a, b = store_factory(), store_factory()
+    with a.unit("s1") as uow:
+        uow.put_session(_session(), 1.0)
+    mine, theirs = a.get_session("s1"), b.get_session("s1")
+    mine.values["k"] = "mine"
+    with a.unit("s1") as uow:
+        uow.put_session(mine, 2.0)
+    theirs.values["k"] = "theirs"
+    with pytest.raises(StoreConflict):
+        with b.unit("s1") as uow:
+            uow.put_session(theirs, 3.0)
+    assert a.get_session("s1").values == {"k": "mine"}
+    with pytest.raises(StoreConflict):  # a second new session with a taken id
+        with b.unit("s1") as uow:
+            uow.put_session(_session(), 4.0)
+
+
+def test_lease_one_holder_at_a_time(store_factory: Factory) -> None:
+    a, b = store_factory(), store_factory()
+    ha, hb = new_holder(), new_holder()
+    assert a.acquire_lease("s1", ha, now=100.0, ttl=30.0).granted
+    refused = b.acquire_lease("s1", hb, now=110.0, ttl=30.0)
+    assert not refused.granted and refused.holder == ha
+    assert a.acquire_lease("s1", ha, now=111.0, ttl=30.0).granted  # the holder again: renewed
+    with pytest.raises(LeaseLost):  # a unit fenced by a lease it does not hold
+        with b.unit("s1", holder=hb, expires=200.0) as uow:
+            uow.put_session(_session(), 1.0)
+    assert b.get_session("s1") is None
+    assert b.acquire_lease("s1", hb, now=142.0, ttl=30.0).granted  # expired: taken over
+    with pytest.raises(LeaseLost):  # the old holder can no longer write
+        with a.unit("s1", holder=ha, expires=300.0) as uow:
+            uow.put_session(_session(), 1.0)
+    b.release_lease("s1", hb)
+    assert a.acquire_lease("s1", ha, now=143.0, ttl=30.0).granted
+
+
+def test_a_dead_holders_lease_is_free(store_factory: Factory) -> None:
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    host = new_holder().split(":")[0]
+    dead = f"{host}:{int(proc.stdout)}:deadbeef"
+    a = store_factory()
+    assert a.acquire_lease("s1", dead, now=0.0, ttl=1e9).granted
+    assert a.acquire_lease("s1", new_holder(), now=1.0, ttl=30.0).granted
+
+
+def test_release_marks_the_reply_delivered(store_factory: Factory) -> None:
+    store = store_factory()
+    h = new_holder()
+    lease = store.acquire_lease("s1", h, now=0.0, ttl=60.0)
+    assert lease.granted and lease.version == 0
+    with store.unit("s1", holder=h, expires=60.0) as uow:
+        uow.put_session(_session(), 1.0)
+        uow.put_reply(ReplyRecord(session="s1", turn=1, text="done", task="t1", message="book it",
+                                  client_message_id="c-1"))
+    reply = store.last_reply("s1")
+    assert reply is not None and not reply.delivered and reply.message == "book it" and reply.client_message_id == "c-1"
+    store.release_lease("s1", h, delivered_turn=1)
+    assert store.last_reply("s1").delivered
+    assert store.acquire_lease("s1", new_holder(), now=1.0, ttl=60.0).version == 1
+
+
+def test_open_tasks(store_factory: Factory) -> None:
+    store = store_factory()
+    with store.unit("s1") as uow:
+        uow.put_session(_session(), 1.0)
+        uow.put_task(_task(tid="t1", state="DONE"))
+        uow.put_task(_task(tid="t2", state="RUNNING"))
+        uow.put_task(_task(tid="t10", state="SUSPENDED"))
+    assert [t.id for t in store.open_tasks("s1")] == ["t2", "t10"]
+    assert store.get_session("s1").tasks == ["t1", "t2", "t10"]
+
+
+def test_buffered_writes_commit_as_one_unit(store_factory: Factory) -> None:
+    store = store_factory()
+    store.put_session(_session(), 1.0)
+    store.put_task(_task())
+    assert store_factory().get_session("s1") is None  # nothing before commit()
+    store.commit()
+    assert store_factory().get_task("s1", "t1") is not None
