@@ -1,0 +1,75 @@
+"""`POST /agui` (AG-UI 1.0 `RunAgentInput` in, SSE out) and `GET /agui/runs/{runId}` (docs/API.md §2-4)."""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ag_ui.core import RunAgentInput
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from skillc.runtime.server.context import ServerContext
+from skillc.runtime.server.errors import ApiError
+from skillc.runtime.server.runs import RunLog, sse_frame
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def routes(ctx: ServerContext) -> list[BaseRoute]:
+    """The AG-UI routes."""
+
+    async def run(request: Request) -> Response:
+        identity = await ctx.identify(request)
+        try:
+            data = RunAgentInput.model_validate_json(await request.body())
+        except ValidationError as exc:
+            raise ApiError("INVALID_INPUT", f"not an AG-UI RunAgentInput: {exc.errors()[0]['msg']} "
+                           f"at {'.'.join(str(p) for p in exc.errors()[0]['loc'])}") from None
+        known = ctx.runs.get(data.run_id)
+        if known is not None:
+            return _replay(request, ctx, known, identity.owner, data.thread_id)
+        run_log = await ctx.start_run(identity, data.thread_id, data.run_id, last_user_message(data.messages),
+                                      list(data.resume or []))
+        return stream(run_log, 0)
+
+    async def again(request: Request) -> Response:
+        identity = await ctx.identify(request)
+        known = ctx.runs.get(request.path_params["run_id"])
+        if known is None:
+            raise ApiError("RUN_NOT_FOUND", "no such run in this process (its trace has the record)")
+        return _replay(request, ctx, known, identity.owner, None)
+
+    return [Route("/agui", run, methods=["POST"]), Route("/agui/runs/{run_id}", again, methods=["GET"])]
+
+
+def _replay(request: Request, ctx: ServerContext, known: RunLog, owner: str, thread_id: str | None) -> Response:
+    if known.owner != owner:
+        raise ApiError("SESSION_FORBIDDEN", "this run belongs to another caller")
+    if thread_id is not None and known.thread_id != thread_id:
+        raise ApiError("RUN_ID_CONFLICT", f"runId {known.run_id} was used on another thread")
+    last = request.headers.get("last-event-id", "")
+    return stream(known, int(last) + 1 if last.strip().isdigit() else 0)
+
+
+def stream(run: RunLog, start: int) -> StreamingResponse:
+    """The run's events from `start` as Server-Sent Events, live until it ends."""
+
+    async def frames() -> AsyncIterator[str]:
+        async for index, data in run.follow(start):
+            yield sse_frame(index, data)
+
+    return StreamingResponse(frames(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+def last_user_message(messages: list[Any]) -> tuple[str, str] | None:
+    """(id, text) of the last user message; text parts are joined."""
+    for msg in reversed(messages):
+        if getattr(msg, "role", None) != "user":
+            continue
+        content = msg.content
+        if not isinstance(content, str):
+            content = "".join(getattr(part, "text", "") or "" for part in content)
+        return (msg.id, content) if content.strip() else None
+    return None

@@ -1,0 +1,167 @@
+"""Caller identity from gateway-signed headers (docs/API.md §1): HMAC-SHA256, skew window, nonces.
+
+The platform fields of spec §11 reach a session only through here, never from a request body.
+`sign_request` is what a gateway (or a test, or the bench) does on its side.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import logging
+import re
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from skillc.runtime.server.errors import ApiError
+
+log = logging.getLogger("skillc.server.auth")
+
+H_IDENTITY = "x-skillc-identity"
+H_TIMESTAMP = "x-skillc-timestamp"
+H_NONCE = "x-skillc-nonce"
+H_SIGNATURE = "x-skillc-signature"
+DEV_HEADER = ("X-Skillc-Auth", "dev-insecure")
+DEV_IDENTITY: dict[str, Any] = {"userId": 1, "name": "dev", "organId": 1}
+PLATFORM_FIELDS = ("userId", "memberId", "name", "organId", "organName", "organType", "deptPath")
+_NONCE = re.compile(r"^[A-Za-z0-9._~-]{8,128}$")
+_SIGNATURE = re.compile(r"^v1=([0-9a-f]{64})$")
+
+
+@dataclass(frozen=True)
+class Identity:
+    """An authenticated caller: its §11 platform fields and the owner key its sessions carry."""
+
+    platform: dict[str, Any]
+    dev: bool = False
+
+    @property
+    def owner(self) -> str:
+        """`organId:userId`: who may touch a session (docs/API.md §1 Ownership)."""
+        return owner_of(self.platform)
+
+
+def owner_of(platform: Mapping[str, Any]) -> str:
+    """The owner key of a platform identity (also of a stored session's platform fields)."""
+    return f"{platform.get('organId', '')}:{platform.get('userId', '')}"
+
+
+def body_digest(body: bytes) -> str:
+    """Hex SHA-256 of a request body, as signed."""
+    return hashlib.sha256(body).hexdigest()
+
+
+def string_to_sign(timestamp: str, nonce: str, method: str, target: str, body: bytes, identity: str) -> bytes:
+    """The exact bytes a gateway signs (docs/API.md §1)."""
+    return "\n".join(("v1", timestamp, nonce, method.upper(), target, body_digest(body), identity)).encode()
+
+
+def encode_identity(platform: Mapping[str, Any]) -> str:
+    """The `X-Skillc-Identity` value for a platform identity: base64url of compact JSON."""
+    raw = json.dumps(dict(platform), ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def sign_request(secret: str, method: str, target: str, body: bytes, platform: Mapping[str, Any], *,
+                 now: float | None = None, nonce: str | None = None) -> dict[str, str]:
+    """The four headers a gateway adds to a request for `platform` (target = path + query)."""
+    ts = str(int(time.time() if now is None else now))
+    nonce = nonce or secrets.token_urlsafe(16)
+    identity = encode_identity(platform)
+    mac = hmac.new(secret.encode(), string_to_sign(ts, nonce, method, target, body, identity), hashlib.sha256)
+    return {"X-Skillc-Identity": identity, "X-Skillc-Timestamp": ts, "X-Skillc-Nonce": nonce,
+            "X-Skillc-Signature": f"v1={mac.hexdigest()}"}
+
+
+def decode_identity(value: str, hidden: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The platform fields of an identity header; ApiError AUTH_BAD_IDENTITY when unusable."""
+    text = value.strip()
+    try:
+        if not text.startswith("{"):
+            padded = text + "=" * (-len(text) % 4)
+            text = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True).decode()
+        data = json.loads(text)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise ApiError("AUTH_BAD_IDENTITY", "X-Skillc-Identity is not base64 of a JSON object") from None
+    if not isinstance(data, dict):
+        raise ApiError("AUTH_BAD_IDENTITY", "X-Skillc-Identity is not a JSON object")
+    platform = {k: v for k, v in data.items() if k in PLATFORM_FIELDS and k not in hidden}
+    if platform.get("userId") in (None, ""):
+        raise ApiError("AUTH_BAD_IDENTITY", "the identity has no userId")
+    return platform
+
+
+class NonceCache:
+    """Nonces seen inside the skew window, so a replayed request is refused (bounded, per process)."""
+
+    def __init__(self, window: float, limit: int = 200_000) -> None:
+        self.window = window
+        self.limit = limit
+        self._seen: OrderedDict[str, float] = OrderedDict()
+
+    def seen(self, nonce: str, now: float) -> bool:
+        """True if `nonce` was used before; otherwise remember it."""
+        while self._seen:
+            oldest, at = next(iter(self._seen.items()))
+            if at >= now - 2 * self.window and len(self._seen) < self.limit:
+                break
+            self._seen.popitem(last=False)
+        if nonce in self._seen:
+            return True
+        self._seen[nonce] = now
+        return False
+
+
+@dataclass
+class GatewayAuth:
+    """Checks a request's signed identity headers; `dev` accepts unsigned ones (loudly)."""
+
+    secret: str | None
+    skew: float = 300.0
+    dev: bool = False
+    hidden: tuple[str, ...] = ()
+    clock: Callable[[], float] = time.time
+    nonces: NonceCache = field(init=False)
+    _last_warning: float = field(default=0.0, init=False)
+
+    def __post_init__(self) -> None:
+        if not self.dev and not self.secret:
+            raise ValueError("no gateway secret: set [server] secret_env / SKILLC_GATEWAY_SECRET, "
+                             "or run in development mode (--dev-insecure)")
+        self.nonces = NonceCache(self.skew)
+
+    def identify(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Identity:
+        """The caller of one request, or ApiError 401 (docs/API.md §1, checks in order)."""
+        if self.dev:
+            return self._dev_identity(headers)
+        values = [headers.get(h) for h in (H_IDENTITY, H_TIMESTAMP, H_NONCE, H_SIGNATURE)]
+        if any(not v for v in values):
+            raise ApiError("AUTH_MISSING", "unsigned request: X-Skillc-Identity, X-Skillc-Timestamp, "
+                           "X-Skillc-Nonce and X-Skillc-Signature are required")
+        identity, ts, nonce, signature = (str(v) for v in values)
+        now = self.clock()
+        if not ts.isdigit() or abs(now - int(ts)) > self.skew:
+            raise ApiError("AUTH_EXPIRED", f"X-Skillc-Timestamp is outside the {self.skew:g} s window")
+        match = _SIGNATURE.match(signature)
+        if not _NONCE.match(nonce) or match is None:
+            raise ApiError("AUTH_BAD_SIGNATURE", "malformed nonce or signature")
+        expected = hmac.new(str(self.secret).encode(), string_to_sign(ts, nonce, method, target, body, identity),
+                            hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, match.group(1)):
+            raise ApiError("AUTH_BAD_SIGNATURE", "the signature does not match this request")
+        if self.nonces.seen(nonce, now):
+            raise ApiError("AUTH_REPLAYED", "this nonce was already used: a replayed request")
+        return Identity(decode_identity(identity, self.hidden))
+
+    def _dev_identity(self, headers: Mapping[str, str]) -> Identity:
+        now = self.clock()
+        if now - self._last_warning > 60:
+            self._last_warning = now
+            log.warning("DEVELOPMENT MODE: requests are NOT authenticated (skillc serve --dev-insecure)")
+        raw = headers.get(H_IDENTITY)
+        return Identity(decode_identity(raw, self.hidden) if raw else dict(DEV_IDENTITY), dev=True)

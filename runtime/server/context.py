@@ -1,0 +1,340 @@
+"""What every route module gets: the runtime, caller identification, session ownership, runs.
+
+One `Runtime` serves every session of the process (sessions run concurrently; one run per session
+at a time). A run is an asyncio task owned by the server, so a request that goes away cancels
+nothing; its AG-UI events are mapped from the trace through a context variable that names the
+run of the current task (docs/API.md §4).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import json
+import logging
+import os
+import re
+import tempfile
+from collections import OrderedDict
+from pathlib import Path
+from types import SimpleNamespace
+from typing import IO, Any, Iterator
+
+from starlette.requests import Request
+
+from skillc.runtime.server.auth import GatewayAuth, Identity, owner_of
+from skillc.runtime.server.errors import ApiError
+from skillc.runtime.server.interrupts import answer_of, interrupt_of
+from skillc.runtime.server.mapping import RunMapper
+from skillc.runtime.server.options import ServeOptions
+from skillc.runtime.server.runs import RunLog, RunRegistry
+from skillc.runtime.server.studio_feed import StudioFeed
+
+log = logging.getLogger("skillc.server")
+SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_RUN: contextvars.ContextVar[RunMapper | None] = contextvars.ContextVar("skillc_run", default=None)
+
+
+class TraceFiles:
+    """Each session's trace as its own JSON-lines file (what GET …/trace serves)."""
+
+    def __init__(self, root: Path, open_limit: int = 128) -> None:
+        self.root = root
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._open: OrderedDict[str, IO[str]] = OrderedDict()
+        self._limit = open_limit
+
+    def path(self, session: str) -> Path:
+        """The file of one session (ids are checked against SESSION_ID before they get here)."""
+        return self.root / f"{session}.jsonl"
+
+    def write(self, event: dict[str, Any]) -> None:
+        """Append one event to its session's file."""
+        sid = str(event.get("session", ""))
+        if not SESSION_ID.match(sid):
+            return
+        fh = self._open.pop(sid, None)
+        if fh is None:
+            fh = open(self.path(sid), "a", encoding="utf-8")
+            if len(self._open) >= self._limit:
+                self._open.popitem(last=False)[1].close()
+        self._open[sid] = fh
+        fh.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+        fh.flush()
+
+    def read(self, session: str, after: int = 0) -> Iterator[str]:
+        """The session's events with seq > after, as JSON lines."""
+        try:
+            fh = open(self.path(session), encoding="utf-8")
+        except FileNotFoundError:
+            return
+        with fh:
+            for line in fh:
+                if after and json.loads(line).get("seq", 0) <= after:
+                    continue
+                yield line
+
+    def close(self) -> None:
+        """Close every open file."""
+        while self._open:
+            self._open.popitem()[1].close()
+
+
+class ServerContext:
+    """The running service: built by `create_app`, started and stopped by its lifespan."""
+
+    def __init__(self, *, config: Any, options: ServeOptions, feed: StudioFeed, auth: GatewayAuth,
+                 model: Any = None, gateway: Any = None, store: Any = None) -> None:
+        self.config = config
+        self.options = options
+        self.feed = feed
+        self.auth = auth
+        self.runs = RunRegistry(options.run_history)
+        self.digest_key = (options.secret or "skillc-dev-insecure").encode()
+        self.runtime: Any = None
+        self.shutting_down = False
+        self.started = False
+        self._given = {"model": model, "gateway": gateway, "store": store}
+        self._owned: list[Any] = []
+        self._sessions: dict[str, Any] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._taken: dict[str, set[str]] = {}
+        self._open_lock = asyncio.Lock()
+        self._send_takes_id = False
+        store_dir = Path(config.store.path).resolve().parent if config.store.path else Path(tempfile.gettempdir())
+        self.traces = TraceFiles(Path(options.trace_dir) if options.trace_dir else store_dir / "traces")
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Open store, MCP servers and model; load the studio; build the runtime."""
+        from skillc.runtime import Runtime, TraceWriter
+
+        store = self._given["store"] or self._open_store()
+        gateway = self._given["gateway"]
+        if gateway is None:
+            from skillc.runtime.mcp.gateway import McpGateway
+
+            tmp = tempfile.mkdtemp(prefix="skillc-serve-")
+            servers = {n: s.with_tmp(tmp) for n, s in self.config.mcp.servers.items()}
+            gateway = McpGateway(servers, timeout=self.config.mcp.timeout,
+                                 connect_timeout=self.config.mcp.connect_timeout)
+            await gateway.start()
+            self._owned.append(gateway)
+        model = self._given["model"] or self._open_model()
+        await self.feed.update(force=True)
+        trace = TraceWriter(keep=False)
+        trace.listeners.append(self._on_trace)
+        self.runtime = Runtime(self.feed, gateway, model, store, self.config.settings, trace=trace,
+                               on_progress=self._on_progress)
+        # decision 21 (a lost reply): a store that knows client message ids takes them with the message
+        self._send_takes_id = "message_id" in inspect.signature(_session_class().send).parameters
+        self.started = True
+        if self.auth.dev:
+            log.warning("skillc serve runs in DEVELOPMENT MODE: requests are NOT authenticated")
+
+    def _open_store(self) -> Any:
+        from skillc.runtime import store as store_mod
+
+        path = self.config.store.path or "skillc.db"
+        if not path.startswith(("postgresql://", "postgres://")):
+            Path(path).resolve().parent.mkdir(parents=True, exist_ok=True)
+        opener = getattr(store_mod, "open_store", None)
+        store = opener(path) if opener else store_mod.Store(path)
+        self._owned.append(store)
+        return store
+
+    def _open_model(self) -> Any:
+        from skillc.runtime.model.openai import OpenAIChatModel
+
+        cfg = {k: v for k, v in self.config.model.model_dump(exclude_defaults=True).items() if v is not None}
+        cfg.setdefault("base_url", os.environ.get("SKILLC_MODEL_BASE_URL") or self.config.model.base_url)
+        model = OpenAIChatModel.from_config(cfg, os.environ)
+        self._owned.append(model)
+        return model
+
+    async def stop(self) -> None:
+        """Graceful shutdown: refuse new runs, let running turns reach a stopping point, close."""
+        self.shutting_down = True
+        running = [r.task for r in self.runs.running() if r.task is not None]
+        if running:
+            log.info("waiting up to %gs for %d running turn(s)", self.options.shutdown_grace, len(running))
+            await asyncio.wait(running, timeout=self.options.shutdown_grace)
+        for thing in reversed(self._owned):
+            closer = getattr(thing, "aclose", None) or getattr(thing, "close", None)
+            try:
+                result = closer() if closer else None
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:  # closing is best effort: the process is going away
+                log.exception("closing %s", type(thing).__name__)
+        await self.feed.aclose()
+        self.traces.close()
+
+    # ------------------------------------------------------------ callers and sessions
+
+    async def identify(self, request: Request) -> Identity:
+        """The caller of a request (ApiError 401 when its signature does not hold)."""
+        body = await request.body()
+        target = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1")
+        if request.scope.get("query_string"):
+            target += "?" + request.scope["query_string"].decode("latin-1")
+        return self.auth.identify(request.method, target, request.headers, body)
+
+    async def session(self, identity: Identity, session_id: str, *, create: bool = False) -> Any:
+        """The caller's session (opened on first use); 403 for another caller's, 404 if absent."""
+        if not SESSION_ID.match(session_id or ""):
+            raise ApiError("INVALID_INPUT", "a session id is 1-128 characters of [A-Za-z0-9._:-], "
+                           "starting with a letter or digit")
+        async with self._open_lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                state = self.runtime.store.get_session(session_id)
+                if state is None and not create:
+                    raise ApiError("SESSION_NOT_FOUND", f"no session {session_id}")
+                if state is not None and owner_of(state.platform) != identity.owner:
+                    raise ApiError("SESSION_FORBIDDEN", f"session {session_id} belongs to another caller")
+                session = await self.runtime.open_session(dict(identity.platform), session_id=session_id)
+                self._sessions[session_id] = session
+        if owner_of(session.platform) != identity.owner:
+            raise ApiError("SESSION_FORBIDDEN", f"session {session_id} belongs to another caller")
+        return session
+
+    def adopt(self, session: Any) -> None:
+        """Keep a session opened elsewhere (REST open) as this process's live one."""
+        self._sessions[session.id] = session
+
+    def sessions_of(self, identity: Identity) -> list[dict[str, Any]]:
+        """The caller's sessions, most recent first: id, updated, turn, pending kind."""
+        store = self.runtime.store
+        out = []
+        for sid, updated in store.sessions():
+            state = store.get_session(sid)
+            if state is None or owner_of(state.platform) != identity.owner:
+                continue
+            pending = None
+            live = self._sessions.get(sid)
+            if live is not None:
+                p = live.pending()
+                pending = p["kind"] if p else None
+            elif state.active_task:
+                task = store.get_task(sid, state.active_task)
+                if task is not None and task.state not in ("DONE", "FAILED", "CANCELLED"):
+                    pending = next((n.suspended for n in task.nodes.values() if n.state == "SUSPENDED"), None)
+            out.append({"id": sid, "updated": updated, "turn": state.turn, "pending": pending})
+        out.sort(key=lambda s: s["updated"] or 0, reverse=True)
+        return out
+
+    def interrupt_of(self, session: Any) -> dict[str, Any] | None:
+        """The session's pending question as the AG-UI interrupt JSON (docs/API.md §2)."""
+        found = interrupt_of(session, self.digest_key)
+        return None if found is None else found.model_dump(by_alias=True)
+
+    def lock_of(self, session_id: str) -> asyncio.Lock:
+        """The in-process lock that keeps one run per session (until the store's lease serves)."""
+        return self._locks.setdefault(session_id, asyncio.Lock())
+
+    # ------------------------------------------------------------ runs
+
+    async def start_run(self, identity: Identity, thread_id: str, run_id: str, message: tuple[str, str] | None,
+                        resume: list[Any] | None) -> RunLog:
+        """Check the input under the session's lock, then run it as a task; the run's log follows."""
+        if self.shutting_down:
+            raise ApiError("SHUTTING_DOWN", "the service is shutting down; retry on another instance")
+        session = await self.session(identity, thread_id, create=True)
+        lock = self.lock_of(thread_id)
+        if lock.locked():
+            raise ApiError("SESSION_BUSY", f"session {thread_id} has a run in progress")
+        await lock.acquire()
+        try:
+            taken = self._taken.setdefault(thread_id, set())
+            if resume:
+                action, payload = answer_of(session, resume, self.digest_key, identity, self.runtime.clock())
+            elif message is not None and message[0] not in taken:
+                action, payload = "send", message[1]
+                taken.add(message[0])
+            elif session.pending() is not None:
+                action, payload = "repeat", None
+            else:
+                raise ApiError("NO_INPUT", "no new user message and nothing pending to answer")
+            run = RunLog(run_id=run_id, thread_id=thread_id, owner=identity.owner)
+            self.runs.add(run)
+        except BaseException:
+            lock.release()
+            raise
+        run.task = asyncio.get_running_loop().create_task(
+            self._execute(run, session, action, payload, message[0] if message else None, lock))
+        return run
+
+    async def _execute(self, run: RunLog, session: Any, action: str, payload: Any, message_id: str | None,
+                       lock: asyncio.Lock) -> None:
+        mapper = RunMapper(run, session, self.digest_key)
+        token = _RUN.set(mapper)
+        try:
+            mapper.start()
+            stale = await self.feed.update()
+            if stale is not None:
+                fields = {"source": self.feed.source, "error": stale, "since": self.feed.since}
+                self.runtime.trace.emit("studio.stale", session=session.id, turn=session.session.turn + 1, **fields)
+                mapper.custom("skillc.studio_stale", fields)
+            if action == "answer" and "decision" in payload:
+                pending = session.pending() or {}
+                mapper.custom("skillc.approval", {"node": pending.get("node"), "tool": pending.get("tool"),
+                                                  **{k: payload.get(k) for k in ("decision", "digest", "approver",
+                                                                                 "decided_at")}})
+            if action == "send":
+                kwargs = {"message_id": message_id} if self._send_takes_id and message_id else {}
+                reply = await session.send(payload, **kwargs)
+            elif action == "answer":
+                reply = await session.answer(payload)
+            else:  # the same question again, e.g. a re-sent message whose reply was lost
+                pending = session.pending()
+                reply = SimpleNamespace(text=pending["question"] if pending else "", task=session.task.id)
+            mapper.finish(reply)
+        except Exception as exc:  # the service lives on; the stream says what happened
+            log.exception("run %s of session %s failed", run.run_id, run.thread_id)
+            mapper.error(f"internal error: {type(exc).__name__}: {exc}", "INTERNAL")
+        finally:
+            _RUN.reset(token)
+            lock.release()
+            run.close()
+
+    def _on_trace(self, event: dict[str, Any]) -> None:
+        self.traces.write(event)
+        mapper = _RUN.get()
+        if mapper is not None and event.get("session") == mapper.run.thread_id:
+            mapper.trace(event)
+
+    def _on_progress(self, tool: str, label: str) -> None:
+        mapper = _RUN.get()
+        if mapper is not None:
+            mapper.progress(tool, label)
+
+    # ------------------------------------------------------------ health
+
+    def readiness(self) -> dict[str, Any]:
+        """What /readyz reports: store, MCP servers, studio, auth mode, shutdown."""
+        out: dict[str, Any] = {"auth": "dev-insecure" if self.auth.dev else "hmac",
+                               "shutting_down": self.shutting_down, "studio": self.feed.status()}
+        if self.runtime is None:
+            out.update(ready=False, store={"ok": False, "error": "not started"}, mcp={})
+            return out
+        try:
+            self.runtime.store.get_session("-readyz-")
+            out["store"] = {"ok": True}
+        except Exception as exc:  # any store failure means not ready
+            out["store"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        gateway = self.runtime.gateway
+        down = dict(getattr(gateway, "unreachable_servers", {}) or {})
+        conns = getattr(gateway, "_conns", {}) or {}
+        out["mcp"] = {name: ({"ok": False, "error": down[name]} if name in down else {"ok": True})
+                      for name in sorted(set(conns) | set(down))}
+        out["ready"] = (out["store"]["ok"] and all(m["ok"] for m in out["mcp"].values())
+                        and self.feed.loaded and not self.shutting_down)
+        return out
+
+
+def _session_class() -> Any:
+    from skillc.runtime import Session
+
+    return Session

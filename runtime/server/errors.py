@@ -1,0 +1,46 @@
+"""The service's own error answers (docs/API.md §6): one table of HTTP codes, one exception.
+
+These are errors to the HTTP caller, not the spec's tool codes (§17): a refused tool call is part
+of a run and travels in its events. Where the runtime's error table names a caller error (the
+session lease's `SESSION_BUSY`), its name is taken from `skillc.runtime.errors`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import JSONResponse
+
+# code -> HTTP status. The only place these names are spelled.
+STATUS: dict[str, int] = {
+    "AUTH_MISSING": 401, "AUTH_EXPIRED": 401, "AUTH_BAD_SIGNATURE": 401, "AUTH_REPLAYED": 401,
+    "AUTH_BAD_IDENTITY": 401,
+    "SESSION_FORBIDDEN": 403,
+    "SESSION_NOT_FOUND": 404, "RUN_NOT_FOUND": 404, "METRICS_DISABLED": 404, "NOT_FOUND": 404,
+    "METHOD_NOT_ALLOWED": 405,
+    "SESSION_BUSY": 409, "SESSION_EXISTS": 409, "RUN_ID_CONFLICT": 409, "INTERRUPT_STALE": 409,
+    "APPROVAL_DIGEST_MISMATCH": 409,
+    "INVALID_INPUT": 422, "NO_INPUT": 422, "RESUME_INVALID": 422,
+    "SHUTTING_DOWN": 503, "NOT_READY": 503,
+    "INTERNAL": 500,
+}
+
+
+class ApiError(Exception):
+    """An error answer: raise it in a handler, the app renders `{"error": {code, message, status}}`."""
+
+    def __init__(self, code: str, message: str, *, status: int | None = None, **extra: Any) -> None:
+        super().__init__(message)
+        if code not in STATUS and status is None:
+            raise KeyError(f"unknown API error code {code!r}")  # a programming error
+        self.code = code
+        self.message = message
+        self.status = status or STATUS[code]
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body of the answer."""
+        return {"error": {"code": self.code, "message": self.message, "status": self.status, **self.extra}}
+
+    def response(self, headers: dict[str, str] | None = None) -> JSONResponse:
+        """The answer as a Starlette response."""
+        return JSONResponse(self.body(), status_code=self.status, headers=headers)

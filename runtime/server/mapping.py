@@ -1,0 +1,148 @@
+"""One run's trace events as AG-UI 1.0 events (docs/API.md §2), typed from `ag_ui.core`.
+
+The runtime writes its trace; a listener hands each event of the running session to this mapper,
+which appends the AG-UI events to the run's log. Tool arguments are the trace's (sensitive values
+already "***"), so nothing reaches a front end that the audit log would not show.
+"""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from ag_ui.core import (BaseEvent, CustomEvent, RunErrorEvent, RunFinishedEvent, RunFinishedInterruptOutcome,
+                        RunFinishedSuccessOutcome, RunStartedEvent, StateSnapshotEvent, StepFinishedEvent,
+                        StepStartedEvent, TextMessageContentEvent, TextMessageEndEvent, TextMessageStartEvent,
+                        ToolCallArgsEvent, ToolCallEndEvent, ToolCallResultEvent, ToolCallStartEvent)
+
+from skillc.runtime.server.interrupts import interrupt_of
+from skillc.runtime.server.runs import RunLog
+
+_RESULT_FIELDS = ("ok", "error", "code", "evidence", "status", "business_ok", "message")
+_SNAPSHOT_AFTER = {"task.planned", "node.finished", "node.suspended", "node.skipped", "task.finished"}
+
+
+def _ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class RunMapper:
+    """Turns the trace events of one run into AG-UI events on its `RunLog`."""
+
+    def __init__(self, run: RunLog, session: Any, digest_key: bytes) -> None:
+        self.run = run
+        self.session = session
+        self.digest_key = digest_key
+        self.open_steps: list[str] = []
+        self.calls = 0
+        self.gated: dict[str, str] = {}  # node -> toolCallId of the write the gate stopped
+
+    # ------------------------------------------------------------ output
+
+    def put(self, event: BaseEvent) -> None:
+        """Stamp and append one event."""
+        if event.timestamp is None:
+            event.timestamp = _ms()
+        self.run.append(event.model_dump_json(by_alias=True))
+
+    def custom(self, name: str, value: dict[str, Any]) -> None:
+        """A skillc CUSTOM event (names are namespaced `skillc.*`)."""
+        self.put(CustomEvent(name=name, value=value))
+
+    def snapshot(self) -> None:
+        """STATE_SNAPSHOT: the session state, as GET /api/sessions/{id}/state returns it."""
+        self.put(StateSnapshotEvent(snapshot=json.loads(_json(self.session.state()))))
+
+    def start(self) -> None:
+        """RUN_STARTED."""
+        self.put(RunStartedEvent(thread_id=self.run.thread_id, run_id=self.run.run_id))
+
+    def _close_steps(self) -> None:
+        while self.open_steps:
+            self.put(StepFinishedEvent(step_name=self.open_steps.pop()))
+
+    def finish(self, reply: Any) -> None:
+        """The reply as a text message, a final snapshot, RUN_FINISHED with success or interrupt."""
+        self._close_steps()
+        if reply is not None and reply.text:
+            mid = f"{self.run.run_id}.reply"
+            self.put(TextMessageStartEvent(message_id=mid, role="assistant"))
+            self.put(TextMessageContentEvent(message_id=mid, delta=reply.text))
+            self.put(TextMessageEndEvent(message_id=mid))
+        self.snapshot()
+        interrupt = interrupt_of(self.session, self.digest_key, self._gated_call())
+        outcome: Any = RunFinishedSuccessOutcome() if interrupt is None else RunFinishedInterruptOutcome(
+            interrupts=[interrupt])
+        result = {"reply": getattr(reply, "text", None), "task": getattr(reply, "task", None),
+                  "suspended": interrupt is not None}
+        self.put(RunFinishedEvent(thread_id=self.run.thread_id, run_id=self.run.run_id, result=result,
+                                  outcome=outcome))
+
+    def error(self, message: str, code: str) -> None:
+        """RUN_ERROR after closing what is open (the run is over)."""
+        self._close_steps()
+        self.put(RunErrorEvent(message=message, code=code))
+
+    def _gated_call(self) -> str | None:
+        pending = self.session.pending()
+        return self.gated.get(pending["node"]) if pending else None
+
+    # ------------------------------------------------------------ input
+
+    def progress(self, tool: str, label: str) -> None:
+        """A business tool is about to be called: its progress label."""
+        self.custom("skillc.progress", {"node": self.open_steps[-1] if self.open_steps else None,
+                                        "tool": tool, "label": label})
+
+    def trace(self, ev: dict[str, Any]) -> None:
+        """One trace event of this run's session."""
+        kind = ev["type"]
+        node = ev.get("node")
+        if kind in ("node.started", "node.resumed"):
+            if node not in self.open_steps:
+                if kind == "node.resumed":  # its `kind` is the suspension's, not the node's
+                    meta = {"resumed": ev.get("kind")}
+                else:
+                    meta = {k: ev[k] for k in ("skill", "kind", "target") if k in ev}
+                self.put(StepStartedEvent(step_name=node, metadata=meta or None))
+                self.open_steps.append(node)
+        elif kind == "node.skipped":
+            self.put(StepStartedEvent(step_name=node, metadata={"skill": ev.get("skill"), "skipped": True}))
+            self.put(StepFinishedEvent(step_name=node))
+        elif kind == "tool.call":
+            self._tool_call(ev)
+        elif kind == "write.settled":
+            self.custom("skillc.write_settled", {k: ev.get(k) for k in ("node", "evidence", "tool", "status", "via")})
+        elif kind == "agent.routed":
+            self.custom("skillc.routed", {"agent": ev.get("agent"), "via": ev.get("via")})
+        elif kind == "skill.rejected":
+            self.custom("skillc.skill_rejected", {"skill": ev.get("skill"), "diagnostics": ev.get("diagnostics")})
+        elif kind == "error":
+            self.custom("skillc.error", {"message": ev.get("message")})
+        elif kind == "task.finished":
+            self.custom("skillc.task_finished", {"task": ev.get("task"), "state": ev.get("state"),
+                                                 "reason": ev.get("reason")})
+        if kind in ("node.finished", "node.suspended") and node in self.open_steps:
+            self.open_steps.remove(node)
+            self.put(StepFinishedEvent(step_name=node))
+        if kind in _SNAPSHOT_AFTER:
+            self.snapshot()
+
+    def _tool_call(self, ev: dict[str, Any]) -> None:
+        self.calls += 1
+        cid = f"{self.run.run_id}.c{self.calls}"
+        tool = str(ev.get("tool"))
+        self.put(ToolCallStartEvent(tool_call_id=cid, tool_call_name=tool))
+        self.put(ToolCallArgsEvent(tool_call_id=cid, delta=_json(ev.get("args") if ev.get("args") is not None else {})))
+        self.put(ToolCallEndEvent(tool_call_id=cid))
+        result = {k: ev.get(k) for k in _RESULT_FIELDS}
+        self.put(ToolCallResultEvent(message_id=f"{cid}.result", tool_call_id=cid, role="tool", content=_json(result)))
+        if ev.get("error"):
+            self.custom("skillc.verdict", {"node": ev.get("node"), "tool": tool, "error": ev.get("error"),
+                                           "code": ev.get("code"), "message": ev.get("message")})
+            if ev.get("error") == "APPROVAL_REQUIRED" and ev.get("node"):
+                self.gated[ev["node"]] = cid

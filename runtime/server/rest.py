@@ -1,0 +1,78 @@
+"""REST beside AG-UI (docs/API.md §5): open and list the caller's sessions, pending, state, trace."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from skillc.runtime.server.context import ServerContext
+from skillc.runtime.server.errors import ApiError
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def routes(ctx: ServerContext) -> list[BaseRoute]:
+    """The REST routes under /api."""
+
+    async def open_session(request: Request) -> Response:
+        identity = await ctx.identify(request)
+        raw = await request.body()
+        try:
+            body = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            raise ApiError("INVALID_INPUT", "the body must be a JSON object") from None
+        if not isinstance(body, dict):
+            raise ApiError("INVALID_INPUT", "the body must be a JSON object")
+        sid = body.get("id")
+        if sid is None:
+            session = await ctx.runtime.open_session(dict(identity.platform))
+            ctx.adopt(session)
+        else:
+            if not isinstance(sid, str):
+                raise ApiError("INVALID_INPUT", "id must be a string")
+            if ctx.runtime.store.get_session(sid) is not None:
+                raise ApiError("SESSION_EXISTS", f"session {sid} already exists")
+            session = await ctx.session(identity, sid, create=True)
+        return JSONResponse({"id": session.id, "state": _jsonable(session.state())}, status_code=201)
+
+    async def list_sessions(request: Request) -> Response:
+        identity = await ctx.identify(request)
+        return JSONResponse({"sessions": ctx.sessions_of(identity)})
+
+    async def _session(request: Request) -> Any:
+        identity = await ctx.identify(request)
+        return await ctx.session(identity, request.path_params["sid"])
+
+    async def get_session(request: Request) -> Response:
+        session = await _session(request)
+        return JSONResponse({"id": session.id, "state": _jsonable(session.state())})
+
+    async def get_state(request: Request) -> Response:
+        session = await _session(request)
+        return JSONResponse(_jsonable(session.state()))
+
+    async def get_pending(request: Request) -> Response:
+        session = await _session(request)
+        return JSONResponse({"pending": _jsonable(session.pending()), "interrupt": ctx.interrupt_of(session)})
+
+    async def get_trace(request: Request) -> Response:
+        session = await _session(request)
+        after = request.query_params.get("after", "0")
+        if not after.isdigit():
+            raise ApiError("INVALID_INPUT", "after must be a trace seq (an integer)")
+        lines = list(ctx.traces.read(session.id, int(after)))
+        return StreamingResponse(iter(lines), media_type="application/x-ndjson")
+
+    return [
+        Route("/api/sessions", open_session, methods=["POST"]),
+        Route("/api/sessions", list_sessions, methods=["GET"]),
+        Route("/api/sessions/{sid}", get_session, methods=["GET"]),
+        Route("/api/sessions/{sid}/state", get_state, methods=["GET"]),
+        Route("/api/sessions/{sid}/pending", get_pending, methods=["GET"]),
+        Route("/api/sessions/{sid}/trace", get_trace, methods=["GET"]),
+    ]
