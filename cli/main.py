@@ -15,7 +15,7 @@ import tempfile
 import traceback
 
 # Order is the order of `skillc --help`.
-COMMANDS: tuple[str, ...] = ("check", "compile", "schema", "graph", "explain", "scenario", "demo", "chat")
+COMMANDS: tuple[str, ...] = ("check", "compile", "schema", "graph", "explain", "scenario", "demo", "chat", "serve", "studio", "audit")
 
 EPILOG = """\
 typical use:

@@ -1,0 +1,63 @@
+"""`skillc serve`: the runtime as an AG-UI service behind a platform's gateway (docs/API.md)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+HELP = "serve the runtime over HTTP: AG-UI runs, REST, health (behind a signing gateway)"
+DESCRIPTION = """\
+Runs the runtime as an ASGI service (Starlette + uvicorn): POST /agui speaks AG-UI 1.0 (a
+RunAgentInput in, Server-Sent Events out; approvals, verifications and follow-up questions end a
+run with an interrupt that the next run's `resume` answers), beside REST routes for sessions,
+pending questions, state and traces, and /healthz, /readyz. docs/API.md is the reference.
+
+STUDIO_OR_COMPILED_DIR is a compiled directory (no compiler needed), a studio directory or SQLite
+file (compiled on load: needs the compiler extra), or a studio service URL (`skillc studio
+serve`); default: [studio] source of the config.
+
+Identity comes only from gateway-signed headers (HMAC-SHA256 with the secret in
+$SKILLC_GATEWAY_SECRET, or [server] secret_env / secret). --dev-insecure accepts unsigned requests
+for development, loudly.
+
+examples:
+  SKILLC_GATEWAY_SECRET=… skillc serve --config skillc.toml --port 8765
+  skillc serve generated --config examples/skillc.toml --dev-insecure
+
+exit status: 0 stopped, 2 bad configuration (no secret outside development mode, unreadable
+config), 130 interrupted.
+"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `skillc serve`."""
+    parser.add_argument("source", nargs="?", metavar="STUDIO_OR_COMPILED_DIR",
+                        help="compiled directory, studio directory/SQLite file, or studio service URL")
+    parser.add_argument("--config", metavar="PATH", help="skillc.toml (default ./skillc.toml)")
+    parser.add_argument("--host", help="interface to listen on (default [server] host, else 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default [server] port, else 8765)")
+    parser.add_argument("--dev-insecure", action="store_true",
+                        help="development mode: do NOT check signatures (never in production)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `skillc serve`; returns the exit status."""
+    import uvicorn
+
+    from skillc.runtime.config import ConfigError
+    from skillc.runtime.server import create_app
+    from skillc.runtime.server.options import read_options
+
+    config = args.config or ("skillc.toml" if os.path.isfile("skillc.toml") else None)
+    try:
+        options = read_options(config, dev=args.dev_insecure or None, host=args.host, port=args.port)
+        app = create_app(args.source, config_path=config, options=options)
+    except (ConfigError, ValueError) as exc:
+        print(f"skillc serve: error: {exc}", file=sys.stderr)
+        return 2
+    if options.dev:
+        print("skillc serve: WARNING: development mode, requests are NOT authenticated", file=sys.stderr)
+    print(f"skillc serve: http://{options.host}:{options.port}/agui", file=sys.stderr)
+    uvicorn.run(app, host=options.host, port=options.port, log_level="info",
+                timeout_graceful_shutdown=int(options.shutdown_grace) + 1)
+    return 0
