@@ -75,7 +75,7 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
         server = McpServerConfig(command=sys.executable, args=["-m", "skillc.examples.cms_server"],
                                  env={"CMS_DB": str(Path(tmp) / "cms.sqlite"), "CMS_SLOW_FIRST": "cms_tag_add",
                                       "CMS_SLOW_SECONDS": str(timeout * 2)})
-        trace = TraceWriter(trace_path)
+        trace = TraceWriter(trace_path, keep=True)
         trace.listeners.append(renderer.event)
         write("starting the example CMS MCP server (a real process over stdio) …")
         gateway = McpGateway({"cms": server}, timeout=timeout, on_invoked=None)

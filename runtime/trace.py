@@ -2,29 +2,110 @@
 
 The trace is the audit log, the scenario runner's input and the demo's transcript. Events get a
 run-wide `seq`; callers give `session`, `turn` and, where they apply, `task` / `node`.
+
+- **Streaming**: the writer sends each event to its file and listeners and keeps nothing, unless
+  built with `keep=True` (tests, the scenario runner): a serving process never grows with history.
+- **Per-session context**: `TraceWriter.enter(env)` names the session whose turn runs in the
+  current asyncio task (a context variable), so callbacks that arrive from elsewhere (an MCP
+  client hook, telemetry) find their own session; concurrent sessions never mix.
+- **Hash chain** (`telemetry/audit.py`): each event carries `prev`, the digest of its
+  session's previous event (the first one: the session's anchor), and `hash`, its own digest.
+- **Audit events**: an approval asked or decided and a write settled are followed by
+  `audit.approval` / `audit.settlement` with who, what (digests) and when.
 """
 from __future__ import annotations
 
+import contextvars
 import json
-from typing import IO, Any, Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import IO, Any, Protocol
 
+from skillc.runtime.telemetry.audit import TRIGGERS, AuditChain, follow
 from skillc.runtime.support import at_path
 
 MASK = "***"
 
+Listener = Callable[[dict[str, Any]], None]
+
+# The session (its `SessionEnv`) whose turn runs in this asyncio task; None outside turns.
+_ENV: contextvars.ContextVar[Any] = contextvars.ContextVar("skillc_trace_env", default=None)
+
+
+class ToolSpan(Protocol):
+    """What a tool-call hook yields to the MCP gateway: `_meta` to send, and the outcome back."""
+
+    meta: dict[str, Any]
+
+    def done(self, outcome: Any) -> None:
+        """The call's outcome (a `CallOutcome`)."""
+
+
+ToolCallHook = Callable[[str, "str | None"], AbstractContextManager[ToolSpan]]
+_CALL_HOOK: ToolCallHook | None = None
+
+
+def call_hook() -> ToolCallHook | None:
+    """The tool-call hook telemetry installed (None when telemetry is off: zero cost)."""
+    return _CALL_HOOK
+
+
+def set_call_hook(hook: ToolCallHook | None) -> None:
+    """Install (or remove) the hook the MCP gateway runs around every `tools/call`."""
+    global _CALL_HOOK
+    _CALL_HOOK = hook
+
+
+def current_env() -> Any:
+    """The session whose turn runs in this task (set by `TraceWriter.enter`), or None."""
+    return _ENV.get()
+
 
 class TraceWriter:
-    """Collects events in memory and/or streams them to a file and listeners."""
+    """Streams events to a file and listeners, chains them per session; keeps them only if asked.
 
-    def __init__(self, path: str | None = None, *, keep: bool = True) -> None:
-        self.events: list[dict[str, Any]] = []
-        self._keep = keep
+    `keep=True` keeps every event in `events` (tests, the scenario runner). `chain=False` leaves
+    out `prev`/`hash`; `key` (bytes) makes the chain's digests HMACs (default: the
+    `SKILLC_AUDIT_KEY` environment variable, else plain SHA-256). `audit=False` leaves out the
+    audit events.
+    """
+
+    def __init__(self, path: str | None = None, *, keep: bool = False, chain: bool = True,
+                 key: bytes | None = None, audit: bool = True) -> None:
+        self._events: list[dict[str, Any]] | None = [] if keep else None
         self._seq = 0
         self._fh: IO[str] | None = open(path, "w", encoding="utf-8") if path else None
-        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        self.listeners: list[Listener] = []
+        self.chain: AuditChain | None = AuditChain(key) if chain else None
+        self.audit = audit
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Every event so far; only for a writer built with `keep=True`."""
+        if self._events is None:
+            raise RuntimeError("this TraceWriter streams and keeps no events: build it with keep=True "
+                               "to read `events`, or add a listener")
+        return self._events
+
+    def add_listener(self, listener: Listener) -> None:
+        """Call `listener(event)` for every event from now on (after it is written)."""
+        self.listeners.append(listener)
+
+    def enter(self, env: Any) -> None:
+        """Mark `env` (a session) as the one whose turn runs in this task, until the next `enter`."""
+        _ENV.set(env)
 
     def emit(self, type_: str, *, session: str, turn: int, **fields: Any) -> dict[str, Any]:
-        """Record one event; `task`/`node` are dropped when None."""
+        """Record one event; `task`/`node` are dropped when None. Returns the event."""
+        event = self._write(type_, session, turn, fields)
+        if self.audit and type_ in TRIGGERS:
+            env = _ENV.get()
+            if env is not None and getattr(getattr(env, "session", None), "id", None) == session:
+                for extra_type, extra in follow(event, env, self.chain):
+                    self._write(extra_type, session, turn, extra)
+        return event
+
+    def _write(self, type_: str, session: str, turn: int, fields: dict[str, Any]) -> dict[str, Any]:
         self._seq += 1
         event: dict[str, Any] = {"seq": self._seq, "type": type_, "session": session, "turn": turn}
         for key in ("task", "node"):
@@ -33,8 +114,10 @@ class TraceWriter:
                 if value is not None:
                     event[key] = value
         event.update(fields)
-        if self._keep:
-            self.events.append(event)
+        if self.chain is not None:
+            self.chain.seal(event)
+        if self._events is not None:
+            self._events.append(event)
         if self._fh:
             self._fh.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
             self._fh.flush()
@@ -47,6 +130,19 @@ class TraceWriter:
         if self._fh:
             self._fh.close()
             self._fh = None
+
+
+def iter_events(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, event) for each non-blank line of a JSON-lines trace; raises ValueError on a
+    line that is not a JSON object."""
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            if not isinstance(event, dict):
+                raise ValueError(f"line {lineno}: not a JSON object")
+            yield lineno, event
 
 
 def mask_args(args: Any, sensitive_paths: list[tuple]) -> Any:

@@ -173,7 +173,7 @@ async def _reopen_and_settle(compiled: Path, store_path: Path,
     from skillc.runtime.store import Store
     from skillc.runtime.trace import TraceWriter
 
-    trace = TraceWriter()
+    trace = TraceWriter(keep=True)
     holder: dict[str, Any] = {}
 
     def on_invoked(tool: str, args: dict[str, Any]) -> None:

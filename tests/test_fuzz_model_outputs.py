@@ -173,7 +173,7 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 async def _drive(compiled: Any, choice_list: list[Any], step_list: list[Any], inputs: list[Any]) -> None:
-    trace = TraceWriter()
+    trace = TraceWriter(keep=True)
     settings_ = Settings.from_mapping({"no-progress-limit": 6, "node-step-limit": 12,
                                        "state.write-confirm-bypass-tools": []})
     runtime = Runtime(compiled, FakeGateway(TOOLS), ModelDouble(Responder(choice_list, step_list)), Store(":memory:"),
@@ -226,7 +226,7 @@ def test_wrong_builtin_argument_types_are_named_rejections(compiled: Any) -> Non
 
 
 async def _drive_events(compiled: Any, choice_list: list[Any], step_list: list[Any]) -> list[dict[str, Any]]:
-    trace = TraceWriter()
+    trace = TraceWriter(keep=True)
     runtime = Runtime(compiled, FakeGateway(TOOLS), ModelDouble(Responder(choice_list, step_list)), Store(":memory:"),
                       Settings.from_mapping({"no-progress-limit": 20}), clock=lambda: START, trace=trace, seed=1)
     session = await runtime.open_session(PLATFORM, session_id="s1")

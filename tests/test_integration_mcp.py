@@ -48,7 +48,7 @@ class Run:
         from skillc.runtime.store import Store
         from skillc.runtime.trace import TraceWriter
 
-        self.trace = TraceWriter()
+        self.trace = TraceWriter(keep=True)
         self.model = ScriptedModel()
         self.store = Store(store)
         self.settings = Settings.from_mapping(settings)

@@ -87,7 +87,7 @@ def test_an_internal_error_in_a_turn_is_answered_not_raised(studio: Any, tmp_pat
         raise ZeroDivisionError("boom")
 
     for strict in (False, True):
-        trace = TraceWriter()
+        trace = TraceWriter(keep=True)
         runtime = Runtime(studio, NoTools(), ModelDouble(broken), Store(tmp_path / f"{strict}.sqlite"), Settings(),
                           trace=trace, strict=strict)
 

@@ -147,7 +147,7 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
     compile_studio(studio, tmp / "compiled")
     compiled = load_compiled(tmp / "compiled")
     try:
-        trace = TraceWriter(trace_path)
+        trace = TraceWriter(trace_path, keep=True)
     except OSError as exc:
         raise ScenarioError(f"--trace {trace_path}: cannot write: {exc.strerror or exc}") from None
     clock = Clock()

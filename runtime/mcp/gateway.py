@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from skillc.runtime.config import McpServerConfig
 from skillc.runtime.mcp.observe import CURRENT_CALL, CallRecord, Link, ObservedTransport, OnInvoked
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo, content_text, response_json
+from skillc.runtime.trace import call_hook
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -267,8 +268,26 @@ class McpGateway:
             raise GatewayConfigError("; ".join(clash))
         self.catalog = catalog
 
-    async def call(self, tool: str, args: dict[str, Any], *, timeout: float | None = None) -> CallOutcome:
-        """Call `tool`; never raises for a tool failure (the outcome's `error` names it)."""
+    async def call(self, tool: str, args: dict[str, Any], *, timeout: float | None = None,
+                   on_invoked: OnInvoked | None = None, meta: Mapping[str, Any] | None = None) -> CallOutcome:
+        """Call `tool`; never raises for a tool failure (the outcome's `error` names it).
+
+        `on_invoked` (tool, args), when given, reports this call's `tools/call` instead of the
+        gateway-wide callback (each session passes its own, so concurrent sessions never mix);
+        servers that report their own invocations ignore both. `meta` is sent as the request's
+        `_meta`; when telemetry is on, the W3C `traceparent` of the tool span joins it.
+        """
+        hook = call_hook()
+        if hook is None:
+            return await self._call(tool, args, timeout, on_invoked, meta)
+        info = self.catalog.get(tool)
+        with hook(tool, info.server if info else None) as span:
+            outcome = await self._call(tool, args, timeout, on_invoked, {**span.meta, **(meta or {})})
+            span.done(outcome)
+            return outcome
+
+    async def _call(self, tool: str, args: dict[str, Any], timeout: float | None, on_invoked: OnInvoked | None,
+                    meta: Mapping[str, Any] | None) -> CallOutcome:
         info = self.catalog.get(tool)
         if info is None:
             if self.unreachable_servers:
@@ -290,16 +309,18 @@ class McpGateway:
                                        info.server)
         client = conn.client
         assert client is not None
-        emit = None if isinstance(conn.spec, InProcessServer) and conn.spec.reports_invocations else self.on_invoked
+        self_reporting = isinstance(conn.spec, InProcessServer) and conn.spec.reports_invocations
+        emit = None if self_reporting else (on_invoked or self.on_invoked)
         record = CallRecord(tool, args, emit)
         limit = self.timeout if timeout is None else timeout
         token = CURRENT_CALL.set(record)
         try:
-            return await self._send(conn, client, record, limit)
+            return await self._send(conn, client, record, limit, dict(meta) if meta else None)
         finally:
             CURRENT_CALL.reset(token)
 
-    async def _send(self, conn: _Connection, client: Client, record: CallRecord, limit: float) -> CallOutcome:
+    async def _send(self, conn: _Connection, client: Client, record: CallRecord, limit: float,
+                    meta: dict[str, Any] | None = None) -> CallOutcome:
         """One `tools/call` under the timeout, classified."""
         import anyio
         from mcp import MCPError
@@ -307,7 +328,11 @@ class McpGateway:
         server = conn.name
         try:
             with anyio.fail_after(limit):
-                result = await client.call_tool(record.tool, record.args, read_timeout_seconds=limit)
+                if meta:
+                    result = await client.call_tool(record.tool, record.args, read_timeout_seconds=limit,
+                                                    meta=meta)  # type: ignore[arg-type]  # _meta is open
+                else:
+                    result = await client.call_tool(record.tool, record.args, read_timeout_seconds=limit)
         except MCPError as exc:
             if exc.code == _JSONRPC_REQUEST_TIMEOUT:
                 return self._failed(conn, "TOOL_TIMEOUT", f"no answer within {limit:g} s")
