@@ -37,15 +37,12 @@ class _Assets(StaticFiles):
         return response
 
 
-def _dev_mode(ctx: Any) -> bool:
-    """Whether the server runs without signature checks (docs/API.md section 1)."""
-    for owner in (ctx, getattr(ctx, "config", None), getattr(getattr(ctx, "config", None), "server", None)):
-        for name in ("dev_mode", "dev", "insecure"):
-            value = getattr(owner, name, None)
-            if isinstance(value, bool):
-                return value
-    auth = getattr(getattr(getattr(ctx, "config", None), "server", None), "auth", None)
-    return auth == "dev"
+def _dev_mode(ctx: Any, identity: Any) -> bool:
+    """Whether the server runs without signature checks (docs/API.md section 1): the identity
+    says so, or the server's authenticator does."""
+    if getattr(identity, "dev", False) is True:
+        return True
+    return getattr(getattr(ctx, "auth", None), "dev", False) is True or getattr(ctx, "dev_mode", False) is True
 
 
 def routes(ctx: Any) -> list[BaseRoute]:
@@ -61,8 +58,8 @@ def routes(ctx: Any) -> list[BaseRoute]:
 
     async def me(request: Request) -> JSONResponse:
         identity = await ctx.identify(request)
-        dev = _dev_mode(ctx) or request.scope.get("skillc.dev_mode") is True
-        return JSONResponse({"platform": identity.platform, "owner": identity.owner, "dev_mode": dev})
+        return JSONResponse({"platform": identity.platform, "owner": identity.owner,
+                             "dev_mode": _dev_mode(ctx, identity)})
 
     async def studio_index(request: Request) -> JSONResponse:
         await ctx.identify(request)

@@ -74,7 +74,7 @@ export function decidedLine(kind, resumed, ctx) {
   }
   const who = (answer && typeof answer === "object" && answer.approver) || resumed._by || null;
   const at = (answer && typeof answer === "object" && answer.decided_at) || resumed._at || resumed.ts || resumed.time || null;
-  const name = who ? (who.name || who.userId || JSON.stringify(who)) : null;
+  const name = who ? (who.name || (who.userId !== undefined ? `user ${who.userId}` : JSON.stringify(who))) : null;
   return el("div", { class: `decided ${tone}`, "data-decision": text },
     text, name ? ` by ${name}` : "", at ? ` at ${when(at)}` : "");
 }

@@ -54,11 +54,16 @@ class Chat {
       el("button", { id: "new-session", onclick: () => this.newSession() }, "New conversation"),
       el("label", { class: "field", style: "margin-top:12px" }, el("span", {}, "Agent for a new task"), this.agent),
       el("h3", {}, "Your sessions"), this.list);
-    const head = el("div", { class: "toolbar" },
+    this.head = el("div", { class: "toolbar" });
+    this.drawHead();
+    replace(this.root, el("div", { class: "layout" }, side,
+      el("section", { class: "panel chat" }, this.head, this.log, form)));
+  }
+
+  drawHead() {
+    replace(this.head,
       el("h2", { style: "margin:0" }, "Chat ", this.sid ? el("span", { class: "badge plain mono", id: "session-id" }, this.sid) : null),
       this.sid ? el("a", { href: `#/trace/${encodeURIComponent(this.sid)}`, id: "open-trace" }, "trace") : null);
-    replace(this.root, el("div", { class: "layout" }, side,
-      el("section", { class: "panel chat" }, head, this.log, form)));
   }
 
   drawSessions(sessions) {
@@ -97,7 +102,12 @@ class Chat {
       if (!reply) continue;
       const suspended = [...evs].reverse().find((e) => e.type === "node.suspended");
       if (reply.suspended && suspended) {
-        const answer = resumed.find((r) => r.seq > suspended.seq && r.node === suspended.node && r.kind === suspended.kind);
+        let answer = resumed.find((r) => r.seq > suspended.seq && r.node === suspended.node && r.kind === suspended.kind);
+        if (answer) {
+          // who and when: the approval carries its approver; otherwise the audit event after it
+          const audit = events.find((e) => e.seq > answer.seq && e.type.startsWith("audit.") && e.node === answer.node && e.who);
+          if (audit) answer = { ...answer, _by: audit.who, _at: audit.at };
+        }
         const live = !answer && pending.interrupt && pending.interrupt.metadata && pending.interrupt.metadata.node === suspended.node;
         this.log.append(drawCard(live ? pending.interrupt : fromEvent(suspended), live ? this.actions() : null, answer || null, this.ctx));
         if (live) this.interrupt = pending.interrupt;
@@ -134,6 +144,7 @@ class Chat {
       this.sid = made.id;
       history.replaceState(null, "", `#/chat/${encodeURIComponent(made.id)}`);
       replace(this.log);
+      this.drawHead();
     }
     this.input.value = "";
     this.log.append(el("div", { class: "msg user" }, text));

@@ -48,7 +48,8 @@ async function route() {
     else if (name === "trace") await renderTrace(view, parts, await refreshSessions());
     else await renderChat(view, parts, ctx, refreshSessions);
   } catch (err) {
-    replace(view, el("div", { class: "panel msg error", role: "alert" }, err.message || String(err)));
+    const text = err instanceof ApiError && err.code ? `${err.code}: ${err.message}` : (err.message || String(err));
+    replace(view, el("div", { class: "panel msg error", role: "alert" }, text));
   }
   view.dataset.ready = location.hash || "#/chat";
 }

@@ -62,13 +62,16 @@ export function describe(ev) {
     case "node.started": return `node ${ev.node} started: ${ev.skill}${ev.target ? " → " + ev.target : ""} (${ev.kind})`;
     case "node.skipped": return `node ${ev.node} skipped: ${ev.reason}`;
     case "node.suspended": return `node ${ev.node} waits: ${ev.kind}${ev.tool ? " for " + ev.tool : ""}`;
-    case "node.resumed": return `node ${ev.node} resumed (${ev.kind}): ${typeof ev.answer === "string" ? ev.answer : JSON.stringify(ev.answer)}`;
+    case "node.resumed": return `node ${ev.node} resumed (${ev.kind}): ${answerText(ev.answer)}`;
     case "node.finished": return `node ${ev.node} ${ev.state}${ev.reason ? ": " + ev.reason : ""}`;
     case "task.finished": return `task ${ev.task} ${ev.state}${ev.reason ? ": " + ev.reason : ""}`;
     case "write.settled": return `write ${ev.evidence} (${ev.tool}) settled ${ev.status} via ${ev.via}`;
     case "output.set": return `output ${ev.key} = ${JSON.stringify(ev.value)} (${ev.source})`;
     case "skill.rejected": return `skill ${ev.skill} rejected at load: ` + (ev.diagnostics || []).map((d) => d.code).join(", ");
     case "error": return `error: ${ev.message}`;
+    case "audit.approval": return `audit: approval ${ev.decision} by ${actor(ev.who)} at ${ev.at}`;
+    case "audit.settlement": return `audit: write ${ev.evidence} ${ev.status} via ${ev.via} by ${actor(ev.who)} at ${ev.at}`;
+    case "studio.stale": return `studio stale: ${ev.error || ""}`;
     default: return ev.type;
   }
 }
@@ -82,4 +85,23 @@ export function observation(call) {
   } catch {
     return null;
   }
+}
+
+/** Who acted, from an audit event's `who` ({actor, userId, …}). */
+function actor(who) {
+  if (!who) return "?";
+  return who.actor === "runtime" ? "the runtime" : `user ${who.userId ?? "?"}`;
+}
+
+/** A decision, verification or follow-up answer in a few words (digests left out: they are opaque). */
+export function answerText(answer) {
+  if (answer === undefined || answer === null) return "";
+  if (typeof answer === "string") return `“${answer}”`;
+  if (answer.decision) {
+    const who = answer.approver ? ` by ${answer.approver.name || answer.approver.userId}` : "";
+    return `${answer.decision}${who}${answer.decided_at ? " at " + answer.decided_at : ""}`;
+  }
+  if (typeof answer.verified === "boolean") return answer.verified ? "it took effect" : "it did not take effect";
+  if (typeof answer.text === "string") return `“${answer.text}”`;
+  return JSON.stringify(answer);
 }

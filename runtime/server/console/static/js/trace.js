@@ -2,7 +2,7 @@
 // verdict; "refusals only" filter; #/trace/<session>/call/<seq> deep-links one call's detail.
 import { getTrace } from "./api.js";
 import { PATHS } from "./paths.js";
-import { buildTimeline, describe, isRefusal, observation } from "./timeline.js";
+import { answerText, buildTimeline, describe, isRefusal, observation } from "./timeline.js";
 import { el, replace, show } from "./util.js";
 
 const SETTLED_WORDS = { call: "settled", verify: "settled by verify", user: "settled by the user" };
@@ -54,7 +54,7 @@ export async function renderTrace(root, parts, sessions) {
 
 function drawTurn(sid, turn, refusalsOnly, selected) {
   const start = turn.started;
-  const said = start ? (start.message !== undefined ? `“${start.message}”` : `answer ${JSON.stringify(start.answer)}`) : "";
+  const said = start ? (start.message !== undefined ? `“${start.message}”` : `answer: ${answerText(start.answer)}`) : "";
   const items = turn.items.filter((i) => !refusalsOnly || (i.type === "call" && isRefusal(i.event)));
   if (refusalsOnly && !items.length) return null;
   return el("section", { class: "turn panel", "data-turn": turn.turn },
@@ -66,7 +66,9 @@ function drawTurn(sid, turn, refusalsOnly, selected) {
 
 function eventRow(ev) {
   const node = ev.type.startsWith("node.") || ev.type.startsWith("task.");
-  return el("li", { class: `ev ${node ? "ev-node" : ""} ${ev.type === "write.settled" ? "settled" : ""}`, "data-type": ev.type, "data-seq": ev.seq },
+  const audit = ev.type.startsWith("audit.");
+  return el("li", { class: `ev ${node ? "ev-node" : ""} ${audit ? "audit" : ""} ${ev.type === "write.settled" ? "settled" : ""}`,
+    "data-type": ev.type, "data-seq": ev.seq },
     el("span", { class: "what" }, describe(ev)));
 }
 

@@ -1,0 +1,183 @@
+"""The web console in a real headless Chromium against the real `skillc serve` app: send a message,
+see progress labels and an approval card, approve it, see the settled write in the trace
+timeline, open a refused call's detail (also by deep link), answer a follow-up inline, reject a
+write, and another caller sees none of it. The screenshots in docs/img/ are taken here."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from conftest import ALICE, BOB, IMG
+
+pw = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+expect = pw.expect
+
+
+def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """One canned model step: a single tool call."""
+    return {"tool_calls": [{"name": name, "arguments": json.dumps(args)}]}
+
+
+ROUTE_EDITOR = {"answer": {"agent": "editor"}}
+
+
+def _drained(fake: Any) -> None:
+    assert fake.remaining == 0, "the model script was not used up: the runtime asked for less than planned"
+
+
+def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(page_as: Any, fake_model: Any) -> None:
+    page = page_as(ALICE)
+    page.goto("/console/#/chat")
+    expect(page.locator("#devmode")).to_be_visible()  # development mode is explicit and loud
+    expect(page.locator("#who")).to_contain_text("alice")
+
+    fake_model.add(
+        ROUTE_EDITOR,
+        call("cms_article_create", {"title": "Spring launch", "spaceId": 5}),  # a made-up space: refused
+        call("cms_space_list", {}),
+        call("cms_article_create", {"title": "Spring launch", "spaceId": 3}),  # gated: needs approval
+        call("builtin_node_approval", {"summary": "Create the article in space Website", "toolName": "cms_article_create"}),
+    )
+    page.fill("#chat-input", "Please create an article titled Spring launch")
+    page.click("#chat-send")
+    card = page.locator(".card.open[data-kind=APPROVAL]")
+    expect(card).to_be_visible()
+    expect(card.locator(".card-tool")).to_have_text("cms_article_create")
+    expect(card.locator(".summary")).to_contain_text("Title: Spring launch")
+    expect(card.locator(".meta")).to_contain_text("expires")
+    expect(page.locator(".progress", has_text="Looking up spaces")).to_be_visible()  # the contract's label, live
+    expect(page.locator("#chat-input")).to_be_disabled()  # decide on the card first
+    expect(page).to_have_url(re.compile(r"#/chat/[^/]+$"))
+    sid = page.url.rsplit("/", 1)[1]
+    page.screenshot(path=str(IMG / "console-chat-approval.png"))
+    _drained(fake_model)
+
+    fake_model.add(call("builtin_node_finish", {"output": "Created article 17, Spring launch."}))
+    card.locator("[data-action=approve]").click()
+    decided = page.locator(".card[data-kind=APPROVAL] .decided")
+    expect(decided).to_contain_text(re.compile(r"Approved by alice at \d{4}-\d\d-\d\d"))
+    expect(page.locator(".msg.agent").last).to_contain_text("Created article 17")
+    expect(page.locator("#chat-input")).to_be_enabled()
+    _drained(fake_model)
+
+    page.click("#open-trace")
+    expect(page).to_have_url(re.compile(rf"#/trace/{re.escape(sid)}$"))
+    write = page.locator("li.call[data-verdict=accepted]", has_text="cms_article_create")
+    expect(write.locator(".settle")).to_have_text("settled: SUCCESS")
+    expect(write).to_contain_text("e2")  # its evidence id
+    refused = page.locator("li.call[data-verdict=refused]", has_text="cms_article_create")
+    expect(refused.locator(".badge.bad.mono")).to_have_text("PARAM_PROVENANCE_REJECTED")
+    expect(page.locator("li.call[data-verdict=approval]")).to_contain_text("APPROVAL_REQUIRED")
+
+    refused.click()
+    expect(page).to_have_url(re.compile(rf"#/trace/{re.escape(sid)}/call/\d+$"))
+    detail = page.locator("#call-detail")
+    expect(detail.locator(".detail-error")).to_have_text("PARAM_PROVENANCE_REJECTED")
+    expect(detail).to_contain_text("agent_runtime.")  # the spec's code
+    expect(detail).to_contain_text("ask the user")  # the next-step hint
+    expect(detail.locator(".args-json")).to_contain_text('"spaceId": 5')
+    page.screenshot(path=str(IMG / "console-trace.png"), full_page=True)
+
+    # refusals only: the accepted write and the node events leave the timeline
+    page.check("#refusals-only")
+    expect(page.locator("li.call[data-verdict=accepted]")).to_have_count(0)
+    expect(page.locator("li.call[data-verdict=refused]")).to_have_count(1)
+    expect(page.locator("li.ev")).to_have_count(0)
+    page.uncheck("#refusals-only")
+
+    # the deep link opens the same call's detail in a fresh page
+    link = page.url
+    other = page_as(ALICE)
+    other.goto(link)
+    expect(other.locator("#call-detail .detail-error")).to_have_text("PARAM_PROVENANCE_REJECTED")
+    expect(other.locator("li.call.selected")).to_have_count(1)
+    assert page.js_errors == [] and other.js_errors == []
+
+
+def test_follow_up_answered_inline_then_a_write_rejected(page_as: Any, fake_model: Any) -> None:
+    page = page_as(ALICE)
+    page.goto("/console/#/chat")
+    page.click("#new-session")
+    expect(page).to_have_url(re.compile(r"#/chat/[^/]+$"))
+    expect(page.locator("#session-id")).to_be_visible()
+    sid = page.url.rsplit("/", 1)[1]
+
+    fake_model.add(
+        ROUTE_EDITOR,
+        call("cms_space_list", {}),
+        call("cms_article_create", {"spaceId": 3}),  # no title: the user must be asked
+        call("builtin_node_follow_up", {"question": "What should the title be?", "expectedFields": ["title"]}),
+    )
+    page.fill("#chat-input", "Create another article in the Website space")
+    page.click("#chat-send")
+    follow = page.locator(".card.open[data-kind=FOLLOW_UP]")
+    expect(follow.locator(".summary")).to_have_text("What should the title be?")
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder", "Answer the question above…")
+    _drained(fake_model)
+
+    fake_model.add(
+        call("cms_article_create", {"title": "Autumn news", "spaceId": 3}),
+        call("builtin_node_approval", {"summary": "Create the article Autumn news", "toolName": "cms_article_create"}),
+    )
+    follow.locator(".followup-input").fill("Autumn news")
+    follow.locator("[data-action=answer]").click()
+    expect(page.locator(".card[data-kind=FOLLOW_UP] .decided")).to_contain_text("Answered “Autumn news”")
+    approval = page.locator(".card.open[data-kind=APPROVAL]")
+    expect(approval.locator(".summary")).to_contain_text("Title: Autumn news")
+    _drained(fake_model)
+
+    approval.locator("[data-action=reject]").click()  # nothing is written: no model step either
+    expect(page.locator(".card[data-kind=APPROVAL] .decided")).to_contain_text(re.compile(r"Rejected by alice at "))
+    expect(page.locator(".msg.agent").last).to_contain_text("rejected cms_article_create")
+    _drained(fake_model)
+
+    trace = page.request.get(f"/api/sessions/{sid}/trace")
+    events = [json.loads(line) for line in trace.text().splitlines() if line.strip()]
+    assert not [e for e in events if e["type"] == "mcp.invoked" and e["tool"] == "cms_article_create"]
+    resumed = [e for e in events if e["type"] == "node.resumed" and e["kind"] == "APPROVAL"]
+    assert resumed and resumed[-1]["answer"]["decision"] == "REJECT"
+
+    # reloading the page draws the same conversation from the trace, cards decided
+    page.reload()
+    expect(page.locator(".card[data-kind=FOLLOW_UP] .decided")).to_contain_text("Autumn news")
+    expect(page.locator(".card[data-kind=APPROVAL] .decided")).to_contain_text("Rejected by alice")
+    expect(page.locator(".card.open")).to_have_count(0)
+    assert page.js_errors == []
+
+
+def test_a_caller_sees_only_their_own_sessions(page_as: Any) -> None:
+    alice = page_as(ALICE)
+    made = alice.request.post("/api/sessions", data={})
+    assert made.status == 201, made.text()
+    sid = made.json()["id"]
+    bob = page_as(BOB)
+    bob.goto("/console/#/chat")
+    expect(bob.locator("#who")).to_contain_text("bob")
+    expect(bob.locator("#session-list")).not_to_contain_text(sid)
+    bob.goto(f"/console/#/chat/{sid}")
+    expect(bob.locator("[role=alert]")).to_contain_text("SESSION_FORBIDDEN")
+    bob.goto(f"/console/#/trace/{sid}")
+    expect(bob.locator("[role=alert]")).to_contain_text("SESSION_FORBIDDEN")
+    alice.goto("/console/#/chat")
+    expect(alice.locator("#session-list")).to_contain_text(sid)
+    assert alice.js_errors == [] and bob.js_errors == []
+
+
+def test_studio_shows_agents_contract_tables_and_task_graphs(page_as: Any) -> None:
+    page = page_as(ALICE)
+    page.goto("/console/#/studio")
+    expect(page.locator(".agent[data-agent=publisher]")).to_be_visible()
+    page.locator(".agent[data-agent=editor] a", has_text="cms.article.lifecycle").click()
+    create = page.locator("section.tool[data-tool=cms_article_create]")
+    expect(create).to_contain_text("WRITE")
+    expect(create.locator("tr[data-arg=spaceId]")).to_contain_text("PARAM_PROVENANCE_CALL_TOOL")
+    expect(create.locator("tr[data-arg=title]")).to_contain_text("USER")
+    page.goto("/console/#/studio/agent/publisher")
+    graph = page.locator("svg.graph")
+    expect(graph.locator("g.node")).to_have_count(6)
+    expect(graph.locator("g.edge[data-source='cms.article.find'][data-target='cms.article.rename']")).to_have_count(1)
+    page.screenshot(path=str(IMG / "console-studio-graph.png"), full_page=True)
+    assert page.js_errors == []
