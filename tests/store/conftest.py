@@ -20,8 +20,18 @@ def _sqlite(tmp_path: Path) -> Callable[[], Any]:
     return lambda: SQLiteStore(path)
 
 
-# name -> (tmp_path -> opener). The postgres backend adds itself here.
-BACKENDS: dict[str, Callable[[Path], Callable[[], Any]]] = {"sqlite": _sqlite}
+def _postgres(tmp_path: Path) -> Callable[[], Any]:
+    # A fresh database of the session's throw-away cluster (tests/pg_cluster.py); skips with the
+    # reason when PostgreSQL is not installed.
+    from pg_cluster import require_cluster
+    from skillc.runtime.store.postgres import PostgresStore
+
+    url = require_cluster().new_database()
+    return lambda: PostgresStore(url, pool_size=4)
+
+
+# name -> (tmp_path -> opener).
+BACKENDS: dict[str, Callable[[Path], Callable[[], Any]]] = {"sqlite": _sqlite, "postgres": _postgres}
 
 
 @pytest.fixture(params=sorted(BACKENDS))

@@ -1,0 +1,419 @@
+"""The PostgreSQL store (psycopg 3 + psycopg_pool): one database shared by several runtime workers.
+
+Same layout and rules as the SQLite store (see `sqlite.py` and `base.py`): a session row with a
+version, history appended per session, one transaction per unit of work. What PostgreSQL adds:
+
+- **Units of work** are transactions on a pooled connection. A leased unit first renews its lease
+  row with `UPDATE … WHERE holder = me`; the row lock that UPDATE takes is held until COMMIT, so a
+  worker taking the lease over waits for the unit to end and can never interleave with it.
+- **Leases** are rows (`leases`: session, holder, expires) decided under `SELECT … FOR UPDATE`.
+  Expiry uses the caller's clock (the interface's `now`), so workers' clocks should agree to
+  well within the lease's ttl (NTP does this). A lease whose holder died is free before expiry
+  when the death is visible: every store keeps one connection holding a *shared advisory lock*
+  named after its process (host:pid); PostgreSQL drops it the moment that process's connection
+  dies (kill -9 included, on any host), so "no session holds the process's lock" means the holder
+  is gone. Same-host checks of `base.holder_dead` apply as well.
+- **Migrations** run under a transaction-scoped advisory lock, so workers starting together
+  migrate once; DDL is transactional here, so a failed migration leaves the previous version.
+- **Evidence ids** come from the session row's counter, which only the lease holder advances and
+  whose version check makes a stale writer fail (`StoreConflict`); (session, id) is a primary key.
+
+Connection loss, a server restart or a full disk on the server: the unit raises
+`StoreUnavailable`, the pool drops broken connections, and the next unit works once the server is
+back. The URL is libpq's (`postgresql://user@host:port/db?…`); a schema can be chosen with
+`?options=-csearch_path%3Dname`.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Callable
+
+from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc, to_doc
+from skillc.runtime.store.base import (
+    SCHEMA_VERSION,
+    BufferedWrites,
+    Lease,
+    LeaseLost,
+    ReplyRecord,
+    StoreConflict,
+    StoreCorrupt,
+    StoreError,
+    StoreUnavailable,
+    holder_dead,
+)
+from skillc.runtime.store.sqlite import _DECODE, _ENCODE, _HISTORY, _check, _task_number
+
+try:
+    import psycopg
+    from psycopg import errors as pg_errors
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as _exc:  # pragma: no cover - the `postgres` extra is not installed
+    raise StoreError("a postgresql:// store needs psycopg 3 and psycopg_pool: pip install 'skillc[postgres]'") from _exc
+
+# Advisory lock namespace ("sklc"): the first key of every two-key advisory lock skillc takes.
+_NS = 0x736B6C63
+_MIGRATE_KEY = 1  # second key of the migration lock
+POOL_SIZE = 10
+POOL_TIMEOUT = 30.0  # seconds a unit waits for a free connection before StoreUnavailable
+
+
+def _process_key(host: str, pid: str) -> int:
+    """The int4 second key of a process's liveness lock (CRC-32 of "host:pid", signed)."""
+    value = zlib.crc32(f"{host}:{pid}".encode())
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _ddl(conn: psycopg.Connection[Any], sql: str) -> None:
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _v1(conn: psycopg.Connection[Any]) -> None:
+    _ddl(conn, """
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, doc TEXT NOT NULL, updated DOUBLE PRECISION);
+        CREATE TABLE tasks (id TEXT NOT NULL, session TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (session, id));
+        CREATE TABLE evidence (id TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL,
+                               status TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (session, id));
+        CREATE INDEX evidence_status ON evidence (session, status)
+    """)
+
+
+def _v2(conn: psycopg.Connection[Any]) -> None:
+    """Schema 2 as in SQLite: versions, append-only history, replies, leases (no v1 documents to
+    split: PostgreSQL stores start at schema 2's code)."""
+    _ddl(conn, """
+        ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE tasks ADD COLUMN n INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE tasks ADD COLUMN state TEXT NOT NULL DEFAULT 'RUNNING';
+        CREATE TABLE messages (session TEXT NOT NULL, seq INTEGER NOT NULL, doc TEXT NOT NULL,
+                               client_id TEXT, PRIMARY KEY (session, seq));
+        CREATE TABLE entities (session TEXT NOT NULL, seq INTEGER NOT NULL, doc TEXT NOT NULL,
+                               PRIMARY KEY (session, seq));
+        CREATE TABLE replies (session TEXT NOT NULL, turn INTEGER NOT NULL, delivered INTEGER NOT NULL,
+                              doc TEXT NOT NULL, PRIMARY KEY (session, turn));
+        CREATE TABLE leases (session TEXT PRIMARY KEY, holder TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL);
+        CREATE INDEX evidence_seq ON evidence (session, seq);
+        CREATE INDEX tasks_n ON tasks (session, n)
+    """)
+
+
+# Index i migrates schema version i -> i+1, step for step with the SQLite store.
+MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2)
+assert len(MIGRATIONS) == SCHEMA_VERSION, "a schema change needs its PostgreSQL migration too"
+
+
+class _Unit:
+    """The writes of one unit of work on one connection (see base.UnitOfWork)."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+
+    def put_session(self, state: SessionState, now: float) -> None:
+        """Versioned write of the session row, then the history items not stored yet."""
+        doc = {k: v for k, v in state.__dict__.items() if k not in _HISTORY}
+        conn, sid = self.conn, state.id
+        if state.version == 0:
+            cur = conn.execute("INSERT INTO sessions (id, doc, updated, version) VALUES (%s, %s, %s, 1) "
+                               "ON CONFLICT (id) DO NOTHING", (sid, _ENCODE(doc), now))
+            if cur.rowcount != 1:
+                raise StoreConflict(f"session {sid} already exists")
+        else:
+            cur = conn.execute("UPDATE sessions SET doc = %s, updated = %s, version = version + 1 "
+                               "WHERE id = %s AND version = %s", (_ENCODE(doc), now, sid, state.version))
+            if cur.rowcount != 1:
+                raise StoreConflict(f"session {sid} was changed by another writer since it was loaded")
+        state.version += 1
+        row = conn.execute("SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = %s), "
+                           "(SELECT COALESCE(MAX(seq), 0) FROM entities WHERE session = %s)", (sid, sid)).fetchone()
+        for (table, items), stored in zip((("messages", state.user_messages), ("entities", state.entities)), row):
+            if len(items) > stored:
+                with conn.cursor() as cur:
+                    cur.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (%s, %s, %s)",
+                                    [(sid, i, _ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
+
+    def put_task(self, task: TaskState) -> None:
+        """Insert or replace one task document."""
+        self.conn.execute(
+            "INSERT INTO tasks (id, session, doc, n, state) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session, id) "
+            "DO UPDATE SET doc = EXCLUDED.doc, n = EXCLUDED.n, state = EXCLUDED.state",
+            (task.id, task.session, _ENCODE(to_doc(task)), _task_number(task.id), task.state))
+
+    def put_evidence(self, session: str, ev: Evidence) -> None:
+        """Insert or replace one evidence document."""
+        self.conn.execute(
+            "INSERT INTO evidence (id, session, seq, status, doc) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session, id) "
+            "DO UPDATE SET seq = EXCLUDED.seq, status = EXCLUDED.status, doc = EXCLUDED.doc",
+            (ev.id, session, ev.seq, ev.status, _ENCODE(to_doc(ev))))
+
+    def put_reply(self, reply: ReplyRecord) -> None:
+        """Store a turn's reply."""
+        doc = {k: v for k, v in reply.__dict__.items() if k not in ("session", "turn", "delivered")}
+        self.conn.execute(
+            "INSERT INTO replies (session, turn, delivered, doc) VALUES (%s, %s, %s, %s) ON CONFLICT (session, turn) "
+            "DO UPDATE SET delivered = EXCLUDED.delivered, doc = EXCLUDED.doc",
+            (reply.session, reply.turn, int(reply.delivered), _ENCODE(doc)))
+
+
+def _redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    head, at, tail = url.partition("@")
+    if not at or ":" not in head.partition("://")[2]:
+        return url
+    scheme, _, userinfo = head.partition("://")
+    return f"{scheme}://{userinfo.partition(':')[0]}:***@{tail}"
+
+
+class PostgresStore(BufferedWrites):
+    """A PostgreSQL database through a connection pool; safe to share between threads."""
+
+    def __init__(self, url: str, *, pool_size: int = POOL_SIZE, pool_timeout: float = POOL_TIMEOUT,
+                 connect_timeout: float = 10.0) -> None:
+        self.url = url
+        self.path = _redact(url)  # what messages name, as SQLiteStore.path does
+        self._buffer = []
+        self._local = threading.local()  # per thread: inside a unit (units do not nest)
+        self._closed = False
+        kwargs = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout))}
+        try:
+            # Liveness first: a dedicated connection holding this process's shared advisory lock
+            # for as long as the store is open (see the module docstring).
+            self._live = psycopg.connect(url, **kwargs)
+            self._live.execute("SELECT pg_advisory_lock_shared(%s, %s)",
+                               (_NS, _process_key(socket.gethostname(), str(os.getpid()))))
+            self.pool = ConnectionPool(url, min_size=1, max_size=max(1, pool_size), timeout=pool_timeout,
+                                       kwargs=kwargs, open=True, name="skillc-store")
+            self._migrate()
+        except psycopg.Error as exc:
+            self._close_quietly()
+            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+        except BaseException:
+            self._close_quietly()
+            raise
+
+    def _close_quietly(self) -> None:
+        for thing in (getattr(self, "pool", None), getattr(self, "_live", None)):
+            if thing is not None:
+                try:
+                    thing.close()
+                except Exception:
+                    pass
+
+    def _migrate(self) -> None:
+        with self.pool.connection() as conn, conn.transaction():
+            # Workers opening a new database together: one migrates, the others wait and find it done.
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_NS, _MIGRATE_KEY))
+            conn.execute("CREATE TABLE IF NOT EXISTS skillc_schema (version INTEGER NOT NULL)")
+            row = conn.execute("SELECT version FROM skillc_schema").fetchone()
+            version = row[0] if row else 0
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"store {self.path} has schema {version}, newer than this skillc ({SCHEMA_VERSION})")
+            for i in range(version, SCHEMA_VERSION):
+                MIGRATIONS[i](conn)
+            if row is None:
+                conn.execute("INSERT INTO skillc_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+            elif version != SCHEMA_VERSION:
+                conn.execute("UPDATE skillc_schema SET version = %s", (SCHEMA_VERSION,))
+
+    # ------------------------------------------------------------ units of work and leases
+
+    @contextmanager
+    def _tx(self, what: str) -> Iterator[psycopg.Connection[Any]]:
+        """A transaction on a pooled connection; database failures become StoreUnavailable."""
+        if self._closed:
+            raise StoreUnavailable(f"store {self.path} is closed")
+        try:
+            with self.pool.connection() as conn:
+                with conn.transaction():
+                    yield conn
+        except (psycopg.errors.UniqueViolation, psycopg.errors.SerializationFailure) as exc:
+            raise StoreConflict(f"store {self.path}: cannot {what}: {exc}") from exc
+        except psycopg.DataError as exc:  # e.g. text the server cannot hold
+            raise StoreError(f"store {self.path}: a value cannot be stored ({exc})") from exc
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise StoreUnavailable(f"store {self.path}: cannot {what}: {exc}") from exc
+        except UnicodeEncodeError as exc:  # a value the border should have refused: nothing is kept
+            raise StoreError(f"store {self.path}: a value cannot be stored ({exc.reason})") from exc
+
+    @contextmanager
+    def unit(self, session: str | None = None, *, holder: str | None = None,
+             expires: float | None = None) -> Iterator[_Unit]:
+        """One transaction (see base.Store.unit)."""
+        if getattr(self._local, "in_unit", False):
+            raise StoreError("units of work do not nest")
+        self._local.in_unit = True
+        try:
+            with self._tx("commit the unit of work") as conn:
+                if holder is not None and session is not None:
+                    cur = conn.execute("UPDATE leases SET expires = GREATEST(expires, %s) "
+                                       "WHERE session = %s AND holder = %s", (expires or 0.0, session, holder))
+                    if cur.rowcount != 1:
+                        raise LeaseLost(f"session {session} is no longer leased to this turn")
+                yield _Unit(conn)
+        finally:
+            self._local.in_unit = False
+
+    def _gone(self, conn: psycopg.Connection[Any], holder: str) -> bool:
+        """Whether `holder`'s process is known dead: this host's checks, or its liveness lock free."""
+        if holder_dead(holder):
+            return True
+        host, _, rest = holder.partition(":")
+        pid = rest.partition(":")[0]
+        if not host or not pid.isdigit():
+            return False
+        row = conn.execute("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND database = "
+                           "(SELECT oid FROM pg_database WHERE datname = current_database()) "
+                           "AND classid = %s::int::oid AND objid = %s::int::oid AND objsubid = 2 AND granted LIMIT 1",
+                           (_NS, _process_key(host, pid))).fetchone()
+        return row is None
+
+    def acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
+        """Take the lease when free, expired, held by a dead process, or ours."""
+        if getattr(self._local, "in_unit", False):
+            raise StoreError("a lease cannot change inside a unit of work")
+        with self._tx("take the lease of session " + session) as conn:
+            vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
+            version = vrow[0] if vrow else 0
+            # A new row, or (on conflict) the current one locked until this transaction ends.
+            inserted = conn.execute("INSERT INTO leases (session, holder, expires) VALUES (%s, %s, %s) "
+                                    "ON CONFLICT (session) DO NOTHING", (session, holder, now + ttl)).rowcount
+            if inserted == 1:
+                return Lease(session, holder, now + ttl, True, version)
+            current, until = conn.execute("SELECT holder, expires FROM leases WHERE session = %s FOR UPDATE",
+                                          (session,)).fetchone()
+            if current != holder and until > now and not self._gone(conn, current):
+                return Lease(session, current, until, False, version)
+            conn.execute("UPDATE leases SET holder = %s, expires = %s WHERE session = %s", (holder, now + ttl, session))
+            # The version as of this lock: a unit of the previous holder committed before it.
+            vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
+            return Lease(session, holder, now + ttl, True, vrow[0] if vrow else 0)
+
+    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None) -> None:
+        """Give the lease back and mark the reply delivered, together."""
+        if getattr(self._local, "in_unit", False):
+            raise StoreError("a lease cannot change inside a unit of work")
+        with self._tx("release the lease of session " + session) as conn:
+            cur = conn.execute("DELETE FROM leases WHERE session = %s AND holder = %s", (session, holder))
+            if cur.rowcount == 1 and delivered_turn is not None:
+                conn.execute("UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s",
+                             (session, delivered_turn))
+
+    # ------------------------------------------------------------ reads
+
+    @contextmanager
+    def _snapshot(self, session: str, what: str) -> Iterator[psycopg.Connection[Any]]:
+        """A read-only repeatable-read transaction: several reads see one moment of the session."""
+        if self._closed:
+            raise StoreUnavailable(f"store {self.path} is closed")
+        try:
+            with self.pool.connection() as conn:
+                with conn.transaction():
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    yield conn
+        except (pg_errors.UndefinedTable, pg_errors.UndefinedColumn) as exc:
+            raise StoreCorrupt(session, what, str(exc).splitlines()[0]) from exc
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise StoreUnavailable(f"store {self.path}: cannot read {what} of session {session}: {exc}") from exc
+
+    @staticmethod
+    def _decode(text: Any, session: str, what: str) -> Any:
+        if not isinstance(text, str):
+            raise StoreCorrupt(session, what, "not a text document")
+        try:
+            return _DECODE(text)
+        except (ValueError, RecursionError) as exc:
+            raise StoreCorrupt(session, what, f"not JSON: {str(exc)[:80]}") from exc
+
+    def get_session(self, session_id: str) -> SessionState | None:
+        """The session with its history, or None; `StoreCorrupt` when a row cannot be read."""
+        with self._snapshot(session_id, "session") as conn:
+            row = conn.execute("SELECT doc, version FROM sessions WHERE id = %s", (session_id,)).fetchone()
+            if row is None:
+                return None
+            messages = conn.execute("SELECT doc FROM messages WHERE session = %s ORDER BY seq", (session_id,)).fetchall()
+            entities = conn.execute("SELECT doc FROM entities WHERE session = %s ORDER BY seq", (session_id,)).fetchall()
+            tasks = conn.execute("SELECT id FROM tasks WHERE session = %s ORDER BY n, id", (session_id,)).fetchall()
+        doc = _check(SessionState, self._decode(row[0], session_id, "session"), session_id, "session")
+        history: dict[str, Any] = {"tasks": [r[0] for r in tasks]}
+        for key, table, rows in (("user_messages", "messages", messages), ("entities", "entities", entities)):
+            items = [self._decode(r[0], session_id, f"{table} {n}") for n, r in enumerate(rows, 1)]
+            if not all(isinstance(i, dict) for i in items):
+                raise StoreCorrupt(session_id, table, "an item is not an object")
+            history[key] = items
+        doc = {k: v for k, v in doc.items() if k not in _HISTORY}
+        return SessionState(**doc, **history, version=row[1])
+
+    def _task(self, session_id: str, task_id: str, text: Any) -> TaskState:
+        what = f"task {task_id}"
+        doc = _check(TaskState, self._decode(text, session_id, what), session_id, what)
+        nodes = {key: node_from_doc(_check(NodeState, node, session_id, f"{what} node {key}"))
+                 for key, node in doc.get("nodes", {}).items()}
+        try:
+            return TaskState(**dict(doc, nodes=nodes))
+        except TypeError as exc:
+            raise StoreCorrupt(session_id, what, str(exc)) from exc
+
+    def get_task(self, session_id: str, task_id: str) -> TaskState | None:
+        """A task of a session, or None."""
+        with self._snapshot(session_id, f"task {task_id}") as conn:
+            row = conn.execute("SELECT doc FROM tasks WHERE session = %s AND id = %s", (session_id, task_id)).fetchone()
+        return self._task(session_id, task_id, row[0]) if row else None
+
+    def open_tasks(self, session_id: str) -> list[TaskState]:
+        """Tasks of the session not ended."""
+        with self._snapshot(session_id, "tasks") as conn:
+            rows = conn.execute("SELECT id, doc FROM tasks WHERE session = %s AND state NOT IN "
+                                "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,)).fetchall()
+        return [self._task(session_id, tid, doc) for tid, doc in rows]
+
+    def evidence_of(self, session_id: str) -> list[Evidence]:
+        """All evidence of a session in creation order."""
+        with self._snapshot(session_id, "evidence") as conn:
+            rows = conn.execute("SELECT id, doc FROM evidence WHERE session = %s ORDER BY seq", (session_id,)).fetchall()
+        return [Evidence(**_check(Evidence, self._decode(doc, session_id, f"evidence {eid}"), session_id,
+                                  f"evidence {eid}")) for eid, doc in rows]
+
+    def last_reply(self, session_id: str) -> ReplyRecord | None:
+        """The reply of the latest stored turn."""
+        with self._snapshot(session_id, "replies") as conn:
+            row = conn.execute("SELECT turn, delivered, doc FROM replies WHERE session = %s ORDER BY turn DESC LIMIT 1",
+                               (session_id,)).fetchone()
+        if row is None:
+            return None
+        turn, delivered, doc = row
+        data = _check(ReplyRecord, dict(self._decode(doc, session_id, f"reply {turn}") or {},
+                                        session=session_id, turn=turn, delivered=bool(delivered)),
+                      session_id, f"reply {turn}")
+        return ReplyRecord(**data)
+
+    def sessions(self) -> list[tuple[str, float]]:
+        """(id, last update) of every session, newest first."""
+        with self._snapshot("*", "sessions") as conn:
+            return [tuple(r) for r in conn.execute("SELECT id, updated FROM sessions ORDER BY updated DESC")]
+
+    def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """A query for tools and tests; `?` placeholders (SQLite's) are accepted as well."""
+        if params and "?" in sql:
+            sql = sql.replace("%", "%%").replace("?", "%s")
+        with self.pool.connection() as conn:
+            cur = conn.execute(sql, params or None)
+            return [tuple(r) for r in cur.fetchall()] if cur.description else []
+
+    def alive(self) -> bool:
+        """False once closed (then this process's holders count as dead, see base.holder_dead)."""
+        return not self._closed
+
+    def close(self) -> None:
+        """Apply buffered writes, then close the pool and the liveness connection."""
+        if self._closed:
+            return
+        try:
+            self.commit()
+        finally:
+            self._closed = True
+            self._close_quietly()
