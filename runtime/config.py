@@ -4,7 +4,7 @@
 [studio]
 source = "studio/"                 # a directory, a SQLite file, or an http(s) URL
 [store]
-path = "skillc.db"
+path = "skillc.db"                 # or: url = "postgresql://user@db/skillc" (or $SKILLC_STORE_URL)
 [model]
 adapter = "openai"                 # or "scripted"
 base_url = "http://127.0.0.1:8080/v1"
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -161,11 +162,28 @@ class StudioConfig(BaseModel):
     source: str | None = None
 
 
+STORE_URL_ENV = "SKILLC_STORE_URL"
+
+
 class StoreConfig(BaseModel):
-    """`[store]`: the SQLite file that holds sessions, evidence and approvals."""
+    """`[store]`: where sessions, evidence and approvals live: a SQLite file (`path`, the default)
+    or a database URL (`url = "postgresql://…"`, shared by several workers)."""
 
     model_config = ConfigDict(extra="forbid")
     path: str = "skillc.db"
+    url: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _postgres_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("`url` must be a postgresql:// URL (a SQLite store is given by `path`)")
+        return value
+
+    def target(self) -> str:
+        """What to open: $SKILLC_STORE_URL when set (deployments keep credentials out of files),
+        else `url`, else the SQLite `path`."""
+        return os.environ.get(STORE_URL_ENV) or self.url or self.path
 
 
 class ModelConfig(BaseModel):
