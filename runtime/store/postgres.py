@@ -30,7 +30,7 @@ import socket
 import threading
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Callable
 
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc, to_doc
@@ -179,6 +179,7 @@ class PostgresStore(BufferedWrites):
         self._buffer = []
         self._local = threading.local()  # per thread: inside a unit (units do not nest)
         self._closed = False
+        self._retries = max(1, pool_size) + 1  # every pooled connection may be dead at once
         kwargs = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout))}
         try:
             # Liveness first: a dedicated connection holding this process's shared advisory lock
@@ -223,14 +224,33 @@ class PostgresStore(BufferedWrites):
     # ------------------------------------------------------------ units of work and leases
 
     @contextmanager
+    def _begin(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection inside BEGIN … COMMIT. A connection found dead at BEGIN (the server
+        restarted, a failover, an idle timeout) is dropped and another taken: nothing of the
+        caller's ran yet, so that retry is safe; a failure after BEGIN is the caller's to see."""
+        attempts = 0
+        while True:
+            with self.pool.connection() as conn:
+                stack = ExitStack()
+                try:
+                    stack.enter_context(conn.transaction())
+                except psycopg.OperationalError:
+                    attempts += 1
+                    if not conn.broken or attempts > self._retries:
+                        raise
+                    continue  # the pool discards the broken connection as it takes it back
+                with stack:
+                    yield conn
+                return
+
+    @contextmanager
     def _tx(self, what: str) -> Iterator[psycopg.Connection[Any]]:
         """A transaction on a pooled connection; database failures become StoreUnavailable."""
         if self._closed:
             raise StoreUnavailable(f"store {self.path} is closed")
         try:
-            with self.pool.connection() as conn:
-                with conn.transaction():
-                    yield conn
+            with self._begin() as conn:
+                yield conn
         except (psycopg.errors.UniqueViolation, psycopg.errors.SerializationFailure) as exc:
             raise StoreConflict(f"store {self.path}: cannot {what}: {exc}") from exc
         except psycopg.DataError as exc:  # e.g. text the server cannot hold
@@ -311,10 +331,9 @@ class PostgresStore(BufferedWrites):
         if self._closed:
             raise StoreUnavailable(f"store {self.path} is closed")
         try:
-            with self.pool.connection() as conn:
-                with conn.transaction():
-                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    yield conn
+            with self._begin() as conn:
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                yield conn
         except (pg_errors.UndefinedTable, pg_errors.UndefinedColumn) as exc:
             raise StoreCorrupt(session, what, str(exc).splitlines()[0]) from exc
         except (psycopg.Error, PoolTimeout) as exc:

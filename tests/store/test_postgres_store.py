@@ -1,0 +1,203 @@
+"""What the PostgreSQL store adds to the shared contract: racing workers, a kill -9'ed lease holder
+on "another host", concurrent first opens, a dropped connection, and the config that selects it.
+
+Each test runs on its own database of the session's throw-away cluster (tests/pg_cluster.py);
+without PostgreSQL they are skipped with the reason.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pg_cluster import postgres_cluster, postgres_url  # noqa: F401  (fixtures)
+from skillc.runtime.config import parse_config
+from skillc.runtime.state import Evidence, SessionState, TaskState
+from skillc.runtime.store import SCHEMA_VERSION, LeaseLost, StoreConflict, StoreUnavailable, new_holder, open_store
+
+DEADLINE = 30.0  # seconds: a bound on polling, never a pause
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _wait_for(condition: Callable[[], bool], what: str) -> None:
+    end = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def opener(postgres_url: str) -> Iterator[Callable[[], Any]]:
+    """Opens PostgresStores on the test's database (each one a "worker"); closes them at the end."""
+    from skillc.runtime.store.postgres import PostgresStore
+
+    opened: list[Any] = []
+
+    def open_one() -> Any:
+        store = PostgresStore(postgres_url, pool_size=2)
+        opened.append(store)
+        return store
+
+    yield open_one
+    for store in opened:
+        store.close()
+
+
+def _race(n: int, action: Callable[[int], Any]) -> list[Any]:
+    """Run `action(i)` in n threads released together; results (or exceptions) in order."""
+    barrier = threading.Barrier(n)
+    out: list[Any] = [None] * n
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            out[i] = action(i)
+        except Exception as exc:  # the race's loser reports, it does not crash the thread
+            out[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def test_open_store_picks_postgres_for_a_url_and_concurrent_first_opens_migrate_once(postgres_url: str) -> None:
+    """Six workers opening a new database at once: all open it, one schema, version SCHEMA_VERSION."""
+    stores = _race(6, lambda i: open_store(postgres_url, pool_size=1))
+    try:
+        assert all(type(s).__name__ == "PostgresStore" for s in stores), stores
+        assert stores[0].raw("SELECT version FROM skillc_schema") == [(SCHEMA_VERSION,)]
+    finally:
+        for s in stores:
+            if not isinstance(s, Exception):
+                s.close()
+
+
+def test_racing_workers_one_lease_one_new_session_one_evidence_id(opener: Callable[[], Any]) -> None:
+    """Eight workers race for one session's lease, then for creating it, then for one evidence
+    counter value: one winner each time, the others refused cleanly, nothing overwritten."""
+    workers = [opener() for _ in range(8)]
+    holders = [new_holder() for _ in workers]
+    leases = _race(8, lambda i: workers[i].acquire_lease("s1", holders[i], now=100.0, ttl=60.0))
+    assert sum(1 for lease in leases if lease.granted) == 1
+    winner = next(i for i, lease in enumerate(leases) if lease.granted)
+    assert {lease.holder for lease in leases} == {holders[winner]}
+
+    def create(i: int) -> str:
+        with workers[i].unit("s1") as uow:
+            uow.put_session(SessionState(id="s1", platform={"worker": i}), 1.0)
+        return "created"
+
+    created = _race(8, create)
+    assert created.count("created") == 1 and sum(isinstance(r, StoreConflict) for r in created) == 7
+
+    def allocate(i: int) -> str:
+        # Each worker read the session (version 1) and takes evidence id e<next>: only the lease
+        # holder's unit gets through; the others are fenced before writing anything.
+        state = workers[i].get_session("s1")
+        eid = f"e{state.next_evidence}"
+        state.next_evidence += 1
+        with workers[i].unit("s1", holder=holders[i], expires=200.0) as uow:
+            uow.put_evidence("s1", Evidence(id=eid, task="t1", node="n1", tool=f"w{i}", args={}, seq=1))
+            uow.put_session(state, 2.0)
+        return eid
+
+    allocated = _race(8, allocate)
+    assert allocated[winner] == "e1"
+    assert all(isinstance(r, LeaseLost) for i, r in enumerate(allocated) if i != winner)
+    back = workers[0].evidence_of("s1")
+    assert [(e.id, e.tool) for e in back] == [("e1", f"w{winner}")]
+    assert workers[0].get_session("s1").next_evidence == 2
+
+
+def test_a_kill_9_worker_on_another_host_loses_its_lease_at_once(opener: Callable[[], Any], postgres_url: str) -> None:
+    """A worker (a real process posing as another host, so no same-host pid check can help) takes a
+    lease for an hour and is killed with SIGKILL: PostgreSQL drops its liveness lock with its
+    connection, and the next worker gets the lease long before the hour is up."""
+    script = textwrap.dedent("""
+        import socket, sys, time
+        socket.gethostname = lambda: "other-host"
+        from skillc.runtime.store import new_holder, open_store
+        store = open_store(sys.argv[1])
+        holder = new_holder()
+        assert store.acquire_lease("s1", holder, now=time.time(), ttl=3600.0).granted
+        print(holder, flush=True)
+        sys.stdin.read()  # hold it until killed
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script, postgres_url], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        holder = proc.stdout.readline().strip()
+        assert holder.startswith("other-host:"), holder
+        store = opener()
+        refused = store.acquire_lease("s1", new_holder(), now=time.time(), ttl=30.0)
+        assert not refused.granted and refused.holder == holder  # alive: its lease stands
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    mine = new_holder()
+    _wait_for(lambda: store.acquire_lease("s1", mine, now=time.time(), ttl=30.0).granted,
+              "the dead worker's lease to be free")
+    with store.unit("s1", holder=mine, expires=time.time() + 30) as uow:
+        uow.put_session(SessionState(id="s1", platform={}), 1.0)
+
+
+def test_a_dropped_connection_fails_one_unit_cleanly_and_the_next_works(opener: Callable[[], Any],
+                                                                        postgres_url: str) -> None:
+    """The server ends every connection of the store (a failover, a restart): the next unit runs on
+    fresh connections; a connection killed inside a unit fails that unit with StoreUnavailable,
+    leaving nothing of it, and the unit after it works."""
+    import psycopg
+
+    store = opener()
+    with store.unit("s1") as uow:
+        uow.put_session(SessionState(id="s1", platform={}), 1.0)
+    state = store.get_session("s1")
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+    # Dead pooled connections are replaced at BEGIN, before anything of the unit ran.
+    with store.unit("s1") as uow:
+        state.values["k"] = "v"
+        uow.put_session(state, 2.0)
+    assert store.get_session("s1").values == {"k": "v"}
+    # Killed after BEGIN, inside the unit: that unit is refused and left nothing; the next works.
+    with pytest.raises(StoreUnavailable):
+        with store.unit("s1") as uow:
+            state.values["k"] = "lost"
+            uow.put_session(state, 3.0)
+            with psycopg.connect(postgres_url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (uow.conn.info.backend_pid,))
+            uow.put_task(TaskState(id="t1", session="s1", agent="a", message="m"))
+    state = store.get_session("s1")
+    assert state.values == {"k": "v"} and store.get_task("s1", "t1") is None
+    with store.unit("s1") as uow:
+        uow.put_task(TaskState(id="t1", session="s1", agent="a", message="m"))
+    assert store.get_task("s1", "t1") is not None
+
+
+def test_config_selects_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`[store] url` wins over `path`; $SKILLC_STORE_URL wins over both; a non-postgres url is refused."""
+    monkeypatch.delenv("SKILLC_STORE_URL", raising=False)
+    config = parse_config('[store]\npath = "s.db"\n', tmp_path / "skillc.toml")
+    assert config.store.target() == str(tmp_path / "s.db")
+    config = parse_config('[store]\nurl = "postgresql://app@db/skillc"\n', tmp_path / "skillc.toml")
+    assert config.store.target() == "postgresql://app@db/skillc"
+    monkeypatch.setenv("SKILLC_STORE_URL", "postgresql://env@db/other")
+    assert config.store.target() == "postgresql://env@db/other"
+    from skillc.runtime.config import ConfigError
+
+    with pytest.raises(ConfigError, match="postgresql://"):
+        parse_config('[store]\nurl = "sqlite:///x.db"\n', tmp_path / "skillc.toml")
