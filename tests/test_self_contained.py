@@ -1,9 +1,10 @@
 """The repository stands alone: a clone with nothing beside it collects the whole suite and runs
 README's test command (on a fast subset), the shared-file tests skipping with their reason.
 
-The clone's tests import the installed `skillc` (the editable install of this checkout); what the
-clone proves is that the suite needs no file outside the repository. SKILLC_IN_CLONE stops the
-clone from cloning again.
+The clone's tests import the clone's own code: a folder of symlinks lays the clone's top-level
+folders out as the one `skillc` package (as setup.py's package_dir does) and goes first on
+PYTHONPATH, ahead of this checkout's editable install. SKILLC_IN_CLONE stops the clone from
+cloning again.
 """
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+ROOTS = {"grammar": "grammar", "compiler": "compiler", "runtime": "runtime", "generated": "generated",
+         "examples": "examples"}  # skillc.<name> -> folder; skillc itself is cli/ (setup.py)
 FAST = ["tests/test_conformance_public.py", "tests/test_example_studio_shape.py", "tests/test_runner_format.py",
         "-k", "matching_table or durations or public or scenario_01 or well_formed"]
 
@@ -40,6 +44,12 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(target)], check=True,
                    capture_output=True, text=True)
     assert not (target.parent / "shared").exists()
+    package = target.parent / "site" / "skillc"
+    package.mkdir(parents=True)
+    for entry in (target / "cli").iterdir():
+        (package / entry.name).symlink_to(entry)
+    for name, folder in ROOTS.items():
+        (package / name).symlink_to(target / folder)
     return target
 
 
@@ -47,6 +57,7 @@ def run_in(clone: Path, extra: list[str]) -> subprocess.CompletedProcess[str]:
     """README's test command, with `extra` arguments, run inside the clone."""
     env = {k: v for k, v in os.environ.items() if k not in ("SKILLC_CONFORMANCE_DIR", "PYTEST_ADDOPTS")}
     env["SKILLC_IN_CLONE"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join([str(clone.parent / "site"), *filter(None, [env.get("PYTHONPATH")])])
     command = readme_test_command()
     assert command[:3] == ["python3", "-m", "pytest"], command
     return subprocess.run([*command, *extra], cwd=clone, env=env, capture_output=True, text=True, timeout=300)
@@ -54,6 +65,13 @@ def run_in(clone: Path, extra: list[str]) -> subprocess.CompletedProcess[str]:
 
 def test_readme_names_a_pytest_command() -> None:
     assert readme_test_command()[:3] == ["python3", "-m", "pytest"]
+
+
+def test_the_clone_imports_its_own_code(clone: Path) -> None:
+    code = "import skillc, skillc.compiler, skillc.runtime; print(skillc.compiler.__file__)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=clone, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(clone.parent / "site")})
+    assert done.returncode == 0 and done.stdout.startswith(str(clone.parent / "site")), done.stdout + done.stderr
 
 
 def test_a_clone_collects_the_whole_suite(clone: Path) -> None:

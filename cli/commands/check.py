@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from skillc.commands import SOURCE_HELP, load_source
+from skillc.commands import CONFIG_HELP, SOURCE_HELP, load_source
 
 HELP = "validate a studio's skill contracts and print diagnostics"
 DESCRIPTION = """\
@@ -16,29 +16,38 @@ positions are inside each skill's contract text.
 A skill with an error is dropped (the others still load); warnings and notes do not stop it.
 
 examples:
-  skillc check                          the studio in ./examples/studio (or the bundled example)
+  skillc check                          the studio of ./skillc.toml (or $SKILLC_CONFIG; else the example)
+  skillc check --strict path/to/studio  warnings fail the check (CI)
   skillc check path/to/studio
   skillc check studio.sqlite --format json | jq '.summary'
 
-exit status: 0 clean or warnings only, 1 errors (some skill does not load), 2 bad invocation or
-unreadable source."""
+Besides the contracts, a directory studio's agents/*.yaml and skills/*/skill.yaml are checked
+against their schema (unknown keys, wrong types, status casing, a missing manual.md).
+--strict makes every warning an error, for CI.
+
+exit status: 0 clean or warnings only, 1 errors (some skill does not load, or any warning with
+--strict), 2 bad invocation or unreadable source or config."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `skillc check`."""
     parser.add_argument("source", nargs="?", help=SOURCE_HELP)
+    parser.add_argument("--config", metavar="PATH", help=CONFIG_HELP)
     parser.add_argument("--format", choices=("human", "json"), default="human", help="output format (default: human)")
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1), for CI")
 
 
 def run(args: argparse.Namespace) -> int:
     """Check the studio at args.source; returns the exit status."""
-    args.source, studio = load_source("check", args.source)
+    args.source, studio = load_source("check", args.source, args.config)
     if studio is None:
         return 2
-    from skillc.compiler.diagnostics import count, render
+    from skillc.compiler.diagnostics import count, render, strict
     from skillc.compiler.frontend import check_studio
 
     result = check_studio(studio)
+    if args.strict:
+        result.diagnostics = strict(result.diagnostics)
     totals = count(result.diagnostics)
     loaded, rejected = sorted(result.contracts), sorted(result.rejected)
     if args.format == "json":

@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from skillc.commands import SOURCE_HELP, load_source
+from skillc.commands import CONFIG_HELP, SOURCE_HELP, load_source
 
 HELP = "compile a studio into validator modules and agent graph templates"
 DESCRIPTION = """\
@@ -30,6 +30,7 @@ _PROGRESS_FROM = 100  # studios smaller than this compile too fast to need a pro
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `skillc compile`."""
     parser.add_argument("source", nargs="?", help=SOURCE_HELP)
+    parser.add_argument("--config", metavar="PATH", help=CONFIG_HELP)
     parser.add_argument("-o", "--output", default="generated", metavar="DIR", help="output directory (default: generated)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 with a diff when DIR is stale")
     parser.add_argument("--force", action="store_true", help="regenerate every skill")
@@ -50,7 +51,7 @@ def _progress(done: int, total: int, key: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compile (or check) args.source into args.output; returns the exit status."""
-    args.source, studio = load_source("compile", args.source)
+    args.source, studio = load_source("compile", args.source, args.config)
     if studio is None:
         return 2
     from skillc.compiler.build import check_stale, compile_studio

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from skillc.commands import SOURCE_HELP, load_source
+from skillc.commands import CONFIG_HELP, SOURCE_HELP, load_source
 
 HELP = "explain a skill's contract per tool and argument, with static checks"
 DESCRIPTION = """\
@@ -24,11 +24,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `skillc explain`."""
     parser.add_argument("skill", help="skill_key")
     parser.add_argument("source", nargs="?", help=SOURCE_HELP)
+    parser.add_argument("--config", metavar="PATH", help=CONFIG_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
     """Explain args.skill of args.source; returns the exit status."""
-    args.source, studio = load_source("explain", args.source)
+    args.source, studio = load_source("explain", args.source, args.config)
     if studio is None:
         return 2
     from skillc.compiler.diagnostics import render

@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from skillc.commands import SOURCE_HELP, studio_source
+from skillc.commands import CONFIG_HELP, SOURCE_HELP, choose_studio
 from pathlib import Path
 
 HELP = "print an agent's task-graph template (mermaid, dot or json)"
@@ -26,6 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `skillc graph`."""
     parser.add_argument("agent", help="agent_code")
     parser.add_argument("source", nargs="?", help=SOURCE_HELP)
+    parser.add_argument("--config", metavar="PATH", help=CONFIG_HELP)
     parser.add_argument("--format", choices=("mermaid", "dot", "json"), default="mermaid", help="output format (default: mermaid)")
 
 
@@ -67,7 +68,9 @@ def _from_studio(agent: str, source: str):  # -> nx.DiGraph | None
 
 def run(args: argparse.Namespace) -> int:
     """Print the template of args.agent; returns the exit status."""
-    args.source = studio_source(args.source)
+    args.source = choose_studio("graph", args.source, args.config)
+    if args.source is None:
+        return 2
     from skillc.compiler.sources import SourceError
 
     src = Path(args.source)
