@@ -99,6 +99,7 @@ class ServerContext:
         self._sessions: dict[str, Any] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._taken: dict[str, set[str]] = {}
+        self._gated: dict[str, str | None] = {}  # session -> toolCallId of the write awaiting approval
         self._open_lock = asyncio.Lock()
         self._send_takes_id = False
         store_dir = Path(config.store.path).resolve().parent if config.store.path else Path(tempfile.gettempdir())
@@ -136,7 +137,7 @@ class ServerContext:
     def _open_store(self) -> Any:
         from skillc.runtime import store as store_mod
 
-        path = self.config.store.path or "skillc.db"
+        path = self.config.store.target()  # $SKILLC_STORE_URL, else [store] url, else path
         if not path.startswith(("postgresql://", "postgres://")):
             Path(path).resolve().parent.mkdir(parents=True, exist_ok=True)
         opener = getattr(store_mod, "open_store", None)
@@ -227,7 +228,7 @@ class ServerContext:
 
     def interrupt_of(self, session: Any) -> dict[str, Any] | None:
         """The session's pending question as the AG-UI interrupt JSON (docs/API.md §2)."""
-        found = interrupt_of(session, self.digest_key)
+        found = interrupt_of(session, self.digest_key, self._gated.get(session.id))
         return None if found is None else found.model_dump(by_alias=True)
 
     def lock_of(self, session_id: str) -> asyncio.Lock:
@@ -291,6 +292,7 @@ class ServerContext:
                 pending = session.pending()
                 reply = SimpleNamespace(text=pending["question"] if pending else "", task=session.task.id)
             mapper.finish(reply)
+            self._gated[session.id] = mapper.gated_call()
         except Exception as exc:  # the service lives on; the stream says what happened
             log.exception("run %s of session %s failed", run.run_id, run.thread_id)
             mapper.error(f"internal error: {type(exc).__name__}: {exc}", "INTERNAL")

@@ -74,7 +74,7 @@ class RunMapper:
             self.put(TextMessageContentEvent(message_id=mid, delta=reply.text))
             self.put(TextMessageEndEvent(message_id=mid))
         self.snapshot()
-        interrupt = interrupt_of(self.session, self.digest_key, self._gated_call())
+        interrupt = interrupt_of(self.session, self.digest_key, self.gated_call())
         outcome: Any = RunFinishedSuccessOutcome() if interrupt is None else RunFinishedInterruptOutcome(
             interrupts=[interrupt])
         result = {"reply": getattr(reply, "text", None), "task": getattr(reply, "task", None),
@@ -87,7 +87,8 @@ class RunMapper:
         self._close_steps()
         self.put(RunErrorEvent(message=message, code=code))
 
-    def _gated_call(self) -> str | None:
+    def gated_call(self) -> str | None:
+        """The toolCallId of the write the pending approval is about (when it was in this run)."""
         pending = self.session.pending()
         return self.gated.get(pending["node"]) if pending else None
 
