@@ -1,7 +1,6 @@
 """The served runtime for tests/server: example studio, the CMS double over stdio, the fake model."""
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -9,39 +8,7 @@ from typing import Any
 import pytest
 
 from skillc.runtime.model.fake_server import FakeOpenAIServer
-from serve_harness import ALICE, BOB, Client, ServerThread
-
-ROOT = Path(__file__).resolve().parents[2]
-SECRET = "test-gateway-secret"
-DOUBLE = Path(__file__).with_name("cms_double.py")
-
-
-def write_config(tmp: Path, source: str, model_url: str) -> Path:
-    """A skillc.toml for one served runtime."""
-    (tmp / "gate").mkdir(exist_ok=True)
-    text = f"""
-[studio]
-source = {str(source)!r}
-[store]
-path = {str(tmp / "store.sqlite")!r}
-[model]
-base_url = {model_url!r}
-model = "fake"
-max_retries = 0
-[mcp]
-timeout = 2
-connect_timeout = 60
-[mcp.servers.cms]
-command = {sys.executable!r}
-args = [{str(DOUBLE)!r}]
-env = {{ GATE_DIR = {str(tmp / "gate")!r} }}
-[server]
-secret = {SECRET!r}
-studio_refresh = "0s"
-"""
-    path = tmp / "skillc.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
+from serve_harness import ALICE, BOB, ROOT, SECRET, Client, ServerThread, write_config
 
 
 @pytest.fixture(scope="session")

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +17,37 @@ from skillc.runtime.server.auth import sign_request
 
 ALICE = {"userId": 7, "memberId": 70, "name": "alice", "organId": 9, "organName": "Acme"}
 BOB = {"userId": 8, "name": "bob", "organId": 9}
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "test-gateway-secret"
+DOUBLE = Path(__file__).with_name("cms_double.py")
+
+
+def write_config(tmp: Path, source: str, model_url: str) -> Path:
+    """A skillc.toml for one served runtime."""
+    (tmp / "gate").mkdir(exist_ok=True)
+    text = f"""
+[studio]
+source = {str(source)!r}
+[store]
+path = {str(tmp / "store.sqlite")!r}
+[model]
+base_url = {model_url!r}
+model = "fake"
+max_retries = 0
+[mcp]
+timeout = 2
+connect_timeout = 60
+[mcp.servers.cms]
+command = {sys.executable!r}
+args = [{str(DOUBLE)!r}]
+env = {{ GATE_DIR = {str(tmp / "gate")!r} }}
+[server]
+secret = {SECRET!r}
+studio_refresh = "0s"
+"""
+    path = tmp / "skillc.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 class _Server(uvicorn.Server):
