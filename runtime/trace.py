@@ -56,6 +56,48 @@ def set_call_hook(hook: ToolCallHook | None) -> None:
     _CALL_HOOK = hook
 
 
+class Observer(Protocol):
+    """Process-wide telemetry: sees every event of every writer, and every turn's start."""
+
+    def event(self, event: dict[str, Any]) -> None:
+        """One event, after it is written."""
+
+    def enter(self, env: Any) -> None:
+        """A turn of session `env` starts in this task."""
+
+
+# Empty unless telemetry is on: then one observer (skillc.runtime.telemetry.core.Telemetry).
+_OBSERVERS: list[Observer] = []
+_AUTO_CHECKED = False
+
+
+def add_observer(observer: Observer) -> None:
+    """Let `observer` see every trace writer's events (telemetry)."""
+    if observer not in _OBSERVERS:
+        _OBSERVERS.append(observer)
+
+
+def remove_observer(observer: Observer) -> None:
+    """Stop showing events to `observer`."""
+    if observer in _OBSERVERS:
+        _OBSERVERS.remove(observer)
+
+
+def _auto_enable() -> None:
+    """Switch telemetry on once per process when the environment asks for it (OTEL_* variables
+    or SKILLC_TELEMETRY): a check of a few variables, no import unless one is set."""
+    global _AUTO_CHECKED
+    if _AUTO_CHECKED:
+        return
+    _AUTO_CHECKED = True
+    from skillc.runtime.telemetry import wanted_by_env
+
+    if wanted_by_env():
+        from skillc.runtime.telemetry import enable_from_env
+
+        enable_from_env()
+
+
 def current_env() -> Any:
     """The session whose turn runs in this task (set by `TraceWriter.enter`), or None."""
     return _ENV.get()
@@ -78,6 +120,7 @@ class TraceWriter:
         self.listeners: list[Listener] = []
         self.chain: AuditChain | None = AuditChain(key) if chain else None
         self.audit = audit
+        _auto_enable()
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -94,6 +137,8 @@ class TraceWriter:
     def enter(self, env: Any) -> None:
         """Mark `env` (a session) as the one whose turn runs in this task, until the next `enter`."""
         _ENV.set(env)
+        for observer in _OBSERVERS:
+            observer.enter(env)
 
     def emit(self, type_: str, *, session: str, turn: int, **fields: Any) -> dict[str, Any]:
         """Record one event; `task`/`node` are dropped when None. Returns the event."""
@@ -123,6 +168,8 @@ class TraceWriter:
             self._fh.flush()
         for listener in self.listeners:
             listener(event)
+        for observer in _OBSERVERS:
+            observer.event(event)
         return event
 
     def close(self) -> None:

@@ -1,0 +1,132 @@
+"""Telemetry switched on: one observer of every trace writer that feeds the metrics and, with the
+`otel` extra, OpenTelemetry spans; a hook around MCP calls; a wrapper around the model.
+
+Everything is built from the trace's own events (the trace stays the one source of truth), plus
+three points the events cannot show: when a model call starts and ends, when an MCP request
+leaves (its span's `traceparent` goes into the request's `_meta`), and which session a callback
+belongs to (`trace.current_env()`).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillc.runtime import trace as trace_mod
+from skillc.runtime.telemetry.metrics import REGISTRY, Registry, record_event
+
+
+@dataclass
+class _Session:
+    """Per-session timing the metrics need between events."""
+
+    turn_started: float | None = None
+    boundary: float = field(default_factory=time.perf_counter)  # end of the last model call or tool call
+
+
+class NoSpan:
+    """The tool-call hook's answer when no spans are made: nothing to send, nothing to record."""
+
+    meta: dict[str, Any] = {}
+
+    def done(self, outcome: Any) -> None:
+        """Nothing to record."""
+
+
+_NO_SPAN = NoSpan()
+
+
+class Telemetry:
+    """The process-wide observer: metrics always, spans when `spans` (an `otel.Spans`) is given."""
+
+    def __init__(self, registry: Registry = REGISTRY, spans: Any = None) -> None:
+        self.registry = registry
+        self.spans = spans
+        self._sessions: dict[str, _Session] = {}
+
+    # ------------------------------------------------------------ trace observer
+
+    def event(self, event: dict[str, Any]) -> None:
+        """One trace event (called by every TraceWriter after writing it)."""
+        session = str(event.get("session"))
+        state = self._sessions.get(session)
+        if state is None:
+            state = self._sessions[session] = _Session()
+        now = time.perf_counter()
+        kind = event["type"]
+        record_event(self.registry, event)
+        if kind == "turn.started":
+            state.turn_started = now
+            state.boundary = now
+        elif kind == "tool.call":
+            self.registry.observe("skillc_tool_call_duration_seconds", max(0.0, now - state.boundary),
+                                  str(event.get("tool")))
+            state.boundary = now
+        elif kind == "write.settled":
+            state.boundary = now
+        elif kind == "turn.reply":
+            if state.turn_started is not None:
+                self.registry.observe("skillc_turn_duration_seconds", now - state.turn_started)
+            del self._sessions[session]  # nothing is kept between turns
+        if self.spans is not None:
+            self.spans.event(event, trace_mod.current_env())
+
+    def enter(self, env: Any) -> None:
+        """A turn starts in this task: make sure its runtime's model calls are observed."""
+        runtime = getattr(env, "rt", None)
+        if runtime is not None and not isinstance(getattr(runtime, "model", None), ObservedModel):
+            runtime.model = ObservedModel(runtime.model, self)
+
+    # ------------------------------------------------------------ model and MCP hooks
+
+    def model_done(self, env: Any) -> None:
+        """A model call ended: the next tool call's time starts here."""
+        if env is not None:
+            state = self._sessions.get(env.session.id)
+            if state is not None:
+                state.boundary = time.perf_counter()
+
+    @contextmanager
+    def tool_call(self, tool: str, server: str | None) -> Iterator[Any]:
+        """Around one MCP `tools/call` (installed as the gateway's call hook)."""
+        if self.spans is None:
+            yield _NO_SPAN
+            return
+        env = trace_mod.current_env()
+        span = self.spans.tool_started(env, tool, server)
+        try:
+            yield span
+        except BaseException as exc:
+            span.failed(exc)
+            raise
+
+
+class ObservedModel:
+    """A model adapter seen through telemetry: each `complete` is timed (and a `chat` span when
+    spans are on); every other attribute is the wrapped adapter's."""
+
+    def __init__(self, inner: Any, telemetry: Telemetry) -> None:
+        self._inner = inner
+        self._telemetry = telemetry
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def complete(self, request: Any) -> Any:
+        """The wrapped adapter's answer, observed."""
+        telemetry = self._telemetry
+        env = trace_mod.current_env()
+        handle = telemetry.spans.model_started(env, self._inner, request) if telemetry.spans is not None else None
+        try:
+            response = await self._inner.complete(request)
+        except BaseException as exc:
+            if handle is not None:
+                handle.failed(exc)
+            raise
+        finally:
+            telemetry.model_done(env)
+        if handle is not None:
+            handle.done(response)
+        return response

@@ -1,0 +1,407 @@
+"""OpenTelemetry spans from the trace, following the GenAI semantic conventions.
+
+One tree per turn:
+
+    skillc.turn                              gen_ai.conversation.id, skillc.turn
+    ├── plan                                 gen_ai.operation.name=plan (route, intent, plan)
+    │   └── chat {model}                     gen_ai.operation.name=chat, skillc.purpose
+    └── invoke_workflow {agent}              one task's part in this turn (skillc.task.*)
+        └── invoke_agent {agent}             one node (gen_ai.agent.*, skillc.node.*, skillc.skill)
+            ├── chat {model}                 a model step
+            ├── execute_tool {tool}          gen_ai.tool.*, error.type, mcp.method.name, skillc.*
+            └── invoke_agent {agent}         a delegate node, under the node that delegated
+
+Attributes hold names, ids, codes, booleans and digests only: no argument value, tool response,
+message text or question is ever exported (sensitive or not). skillc's verdicts live under
+`skillc.`: the call's outcome and refusal code, evidence id and status, the approval id and
+decision a write ran under, the idempotency key's digest, how a write was settled.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry import trace as ot
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from skillc.runtime.telemetry.metrics import tool_outcome
+
+_PROPAGATOR = TraceContextTextMapPropagator()
+_PLANNING = ("route", "intent", "plan")
+SCOPE = "skillc"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+@dataclass
+class _Turn:
+    """The open spans of one session's running turn."""
+
+    turn: Any
+    started: int
+    env: Any = None
+    task: Any = None
+    task_id: str | None = None
+    agent: str | None = None
+    plan: Any = None
+    nodes: dict[str, Any] = field(default_factory=dict)
+    tool: Any = None  # the open execute_tool span of an MCP call under way
+    tool_name: str | None = None  # its tool: the tool.call that closes it
+    closing: Any = None  # (span, end_ns, tool): an execute_tool span that may still get write.settled
+    boundary: int = 0  # ns: where the next execute_tool span starts
+    approvals: dict[str, tuple[str, str]] = field(default_factory=dict)  # node -> (approval id, decision)
+
+
+class _ToolSpan:
+    """The gateway's view of an execute_tool span: `_meta` carrying its traceparent."""
+
+    def __init__(self, spans: Spans, state: _Turn | None, span: Any, tool: str) -> None:
+        self.spans, self.state, self.span, self.tool = spans, state, span, tool
+        self.meta: dict[str, Any] = {}
+        _PROPAGATOR.inject(self.meta, context=ot.set_span_in_context(span))
+
+    def done(self, outcome: Any) -> None:
+        """The MCP outcome: its server and its failure name; the span stays open for tool.call."""
+        if outcome.server:
+            self.span.set_attribute("skillc.mcp.server", outcome.server)
+        if outcome.error:
+            self.span.set_attribute("skillc.mcp.error", outcome.error)
+        if self.state is None:  # no turn to close it later
+            self.span.end()
+
+    def failed(self, exc: BaseException) -> None:
+        """The call raised (a bug or a cancellation): the span ends with the exception's type."""
+        self.span.set_attribute("error.type", type(exc).__qualname__)
+        self.span.set_status(Status(StatusCode.ERROR))
+        self.span.end()
+        if self.state is not None and self.state.tool is self.span:
+            self.state.tool = None
+
+
+class _ChatSpan:
+    """A model call's span; its end is where the next execute_tool span starts."""
+
+    def __init__(self, span: Any, state: _Turn) -> None:
+        self.span, self.state = span, state
+
+    def done(self, response: Any) -> None:
+        calls = getattr(response, "tool_calls", None) or []
+        self.span.set_attribute("gen_ai.response.finish_reasons", ["tool_calls" if calls else "stop"])
+        usage = getattr(response, "usage", None)
+        for key in ("input_tokens", "output_tokens"):
+            value = getattr(usage, key, None) if usage is not None else None
+            if isinstance(value, int):
+                self.span.set_attribute(f"gen_ai.usage.{key}", value)
+        end = time.time_ns()
+        self.span.end(end_time=end)
+        self.state.boundary = end
+
+    def failed(self, exc: BaseException) -> None:
+        self.span.set_attribute("error.type", type(exc).__qualname__)
+        self.span.set_status(Status(StatusCode.ERROR))
+        self.span.end()
+
+
+class Spans:
+    """Builds spans from trace events (per session) with a tracer."""
+
+    def __init__(self, tracer_provider: Any = None) -> None:
+        provider = tracer_provider or ot.get_tracer_provider()
+        self.tracer = provider.get_tracer(SCOPE)
+        self._turns: dict[str, _Turn] = {}
+
+    # ------------------------------------------------------------ helpers
+
+    def _start(self, name: str, parent: Any, attributes: dict[str, Any], *, start: int | None = None,
+               kind: SpanKind = SpanKind.INTERNAL) -> Any:
+        context = ot.set_span_in_context(parent) if parent is not None else None
+        return self.tracer.start_span(name, context=context, kind=kind, attributes=attributes, start_time=start)
+
+    def _task(self, st: _Turn, session: str, task_id: str | None, agent: str | None = None) -> Any:
+        if task_id is None:
+            return st.task or st.turn
+        if st.task is not None and st.task_id == task_id:
+            return st.task
+        if st.task is not None:
+            st.task.end()
+        task_state = getattr(st.env, "task", None)
+        known = getattr(task_state, "agent", None) if getattr(task_state, "id", None) == task_id else None
+        st.task_id, st.agent = task_id, agent or st.agent or known or None
+        attrs = {"gen_ai.operation.name": "invoke_workflow", "gen_ai.conversation.id": session,
+                 "skillc.task.id": task_id}
+        if st.agent:
+            attrs["gen_ai.agent.name"] = st.agent
+        # the turn's work is this task's from the turn's start (reload, routing)
+        st.task = self._start(f"invoke_workflow {st.agent}" if st.agent else "invoke_workflow", st.turn, attrs,
+                              start=st.started)
+        return st.task
+
+    def _node(self, st: _Turn, event: dict[str, Any], env: Any, start: int | None = None) -> Any:
+        nid = event.get("node")
+        if nid is None:
+            return self._task(st, event["session"], event.get("task"))
+        span = st.nodes.get(nid)
+        if span is not None:
+            return span
+        task_state = getattr(env, "task", None)
+        node = task_state.nodes.get(nid) if task_state is not None else None
+        agent = st.agent or (getattr(task_state, "agent", None) or None)
+        parent = st.nodes.get(getattr(node, "parent", None) or "") or self._task(st, event["session"], event.get("task"))
+        attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": event["session"],
+                 "gen_ai.agent.id": f"{event.get('task')}/{nid}", "skillc.node.id": nid}
+        if agent:
+            attrs["gen_ai.agent.name"] = agent
+        if node is not None:
+            attrs.update({"skillc.skill": node.skill, "skillc.node.kind": node.kind})
+        span = st.nodes[nid] = self._start(f"invoke_agent {agent}" if agent else "invoke_agent", parent, attrs,
+                                           start=start)
+        return span
+
+    def _close_tool(self, st: _Turn) -> None:
+        if st.closing is not None:
+            span, end, _ = st.closing
+            span.end(end_time=end)
+            st.closing = None
+
+    def _end_turn(self, st: _Turn) -> None:
+        self._close_tool(st)
+        if st.tool is not None:
+            st.tool.end()
+        for span in (*reversed(st.nodes.values()), st.plan, st.task):
+            if span is not None:
+                span.end()
+        st.turn.end()
+
+    # ------------------------------------------------------------ events
+
+    def event(self, event: dict[str, Any], env: Any) -> None:
+        """Advance the session's span tree by one trace event."""
+        session = str(event["session"])
+        kind = event["type"]
+        now = time.time_ns()
+        st = self._turns.get(session)
+        if kind == "turn.started":
+            if st is not None:
+                self._end_turn(st)
+            span = self.tracer.start_span("skillc.turn", attributes={
+                "gen_ai.conversation.id": session, "skillc.turn": int(event.get("turn") or 0),
+                "skillc.turn.input": "message" if "message" in event else "answer"})
+            self._turns[session] = _Turn(span, now, env=env, boundary=now)
+            return
+        if st is None:
+            return  # an event outside a turn (a test writing events by hand)
+        if kind != "write.settled" and kind != "audit.settlement" and kind != "mcp.invoked":
+            self._close_tool(st)
+        handler = getattr(self, "_on_" + kind.replace(".", "_"), None)
+        if handler is not None:
+            handler(st, event, env, now)
+
+    def _on_skill_rejected(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        st.turn.add_event("skillc.skill_rejected", {"skillc.skill": str(event.get("skill"))})
+
+    def _on_agent_routed(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        st.agent = str(event.get("agent"))
+        task = self._task(st, event["session"], event.get("task"), st.agent)
+        task.update_name(f"invoke_workflow {st.agent}")
+        task.set_attribute("gen_ai.agent.name", st.agent)
+        task.set_attribute("skillc.route.via", str(event.get("via")))
+        self._plan(st, event)
+
+    def _plan(self, st: _Turn, event: dict[str, Any]) -> Any:
+        if st.plan is None:
+            parent = self._task(st, event["session"], event.get("task"))
+            st.plan = self._start("plan", parent, {"gen_ai.operation.name": "plan",
+                                                   "gen_ai.conversation.id": event["session"]}, start=st.started)
+        return st.plan
+
+    def _on_task_planned(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        plan = self._plan(st, event)
+        plan.set_attribute("skillc.plan.via", str(event.get("via")))
+        plan.set_attribute("skillc.plan.nodes", [str(n.get("node")) for n in event.get("nodes") or []])
+        plan.end()
+        st.plan = None
+        st.boundary = now
+
+    def _on_task_finished(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        state = str(event.get("state"))
+        if st.plan is not None:  # planning failed (decision 16)
+            st.plan.set_attribute("error.type", str(event.get("reason")))
+            st.plan.set_status(Status(StatusCode.ERROR))
+            st.plan.end()
+            st.plan = None
+        task = self._task(st, event["session"], event.get("task"))
+        task.set_attribute("skillc.task.state", state)
+        if state != "DONE":
+            task.set_attribute("error.type", state if state == "CANCELLED" else "task_failed")
+            task.set_status(Status(StatusCode.ERROR))
+        if task is st.task:
+            for span in reversed(st.nodes.values()):
+                span.end()
+            st.nodes.clear()
+            task.end()
+            st.task = None
+
+    def _on_node_started(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        self._node(st, event, env, start=now)
+        st.boundary = now
+
+    _on_node_resumed = _on_node_started
+
+    def _on_node_finished(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        span = self._node(st, event, env)
+        state = str(event.get("state"))
+        span.set_attribute("skillc.node.state", state)
+        if state == "FAILED":
+            span.set_attribute("error.type", "node_failed")
+            span.set_status(Status(StatusCode.ERROR))
+        span.end()
+        st.nodes.pop(str(event.get("node")), None)
+
+    def _on_node_suspended(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        # left open: its audit.approval follows, and the turn's end closes it
+        self._node(st, event, env).set_attribute("skillc.node.suspended", str(event.get("kind")))
+
+    def _on_audit_approval(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        span = self._node(st, event, env)
+        approval, decision = str(event.get("approval")), str(event.get("decision"))
+        span.set_attribute("skillc.approval.id", approval)
+        span.set_attribute("skillc.approval.decision", decision)
+        span.add_event("skillc.approval", {"skillc.approval.id": approval, "skillc.approval.decision": decision})
+        st.approvals[str(event.get("node"))] = (approval, decision)
+
+    def _on_tool_call(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        tool = str(event.get("tool"))
+        builtin = bool(event.get("builtin"))
+        span = st.tool if st.tool is not None and st.tool_name == tool else None
+        if span is None:
+            if st.tool is not None:  # an MCP call whose tool.call never came (a verify call)
+                st.tool.end()
+            span = self._start(f"execute_tool {tool}", self._node(st, event, env), _tool_attrs(event, tool, builtin),
+                               start=st.boundary)
+        st.tool = None
+        outcome = tool_outcome(event)
+        span.set_attribute("skillc.call.outcome", outcome)
+        call_id = _call_id(env, event.get("node"), tool)
+        if call_id:
+            span.set_attribute("gen_ai.tool.call.id", call_id)
+        if not event.get("ok"):
+            span.set_attribute("error.type", str(event.get("error")))
+            span.set_status(Status(StatusCode.ERROR))
+        if event.get("error"):
+            span.set_attribute("skillc.error.code", str(event.get("code")))
+            if outcome == "refused":
+                span.set_attribute("skillc.refusal.code", str(event.get("error")))
+        for key in ("evidence", "status"):
+            if event.get(key) is not None:
+                span.set_attribute(f"skillc.evidence.{'id' if key == 'evidence' else key}", str(event[key]))
+        for key in ("business_ok", "replayed", "empty"):
+            if isinstance(event.get(key), bool):
+                span.set_attribute(f"skillc.{key}", event[key])
+        evidence = getattr(env, "evidence", {}).get(event.get("evidence")) if env is not None else None
+        if evidence is not None and getattr(evidence, "idem_key", None):
+            span.set_attribute("skillc.idempotency_key.digest", _digest(evidence.idem_key))
+        approval = st.approvals.get(str(event.get("node")))
+        if approval is not None and not builtin and approval[1] == "CONFIRM":
+            span.set_attribute("skillc.approval.id", approval[0])
+            span.set_attribute("skillc.approval.decision", approval[1])
+            del st.approvals[str(event.get("node"))]
+        for arg, source in (event.get("provenance") or {}).items():
+            span.set_attribute(f"skillc.provenance.{arg}", str(source))
+        st.closing = (span, now, tool)
+        st.boundary = now
+
+    def _on_write_settled(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        attrs = {"skillc.settlement.status": str(event.get("status")), "skillc.settlement.via": str(event.get("via")),
+                 "skillc.settlement.evidence": str(event.get("evidence"))}
+        if st.closing is not None and st.closing[2] == event.get("tool"):
+            st.closing[0].set_attributes(attrs)  # settled by the call's own answer
+        elif st.tool is not None:  # settled by its verify call
+            st.tool.set_attributes({**attrs, "skillc.verify": True})
+            st.tool.end()
+            st.tool = None
+        else:  # settled by the user's answer
+            self._node(st, event, env).add_event("skillc.write_settled", attrs)
+        st.boundary = now
+
+    def _on_error(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        st.turn.set_attribute("error.type", "skillc.error")
+        st.turn.set_status(Status(StatusCode.ERROR))
+
+    def _on_turn_reply(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+        st.turn.set_attribute("skillc.turn.suspended", bool(event.get("suspended")))
+        if st.task is not None:
+            st.task.set_attribute("skillc.task.state", "SUSPENDED" if event.get("suspended") else "RUNNING")
+        self._end_turn(st)
+        del self._turns[str(event["session"])]
+
+    # ------------------------------------------------------------ model and tool calls
+
+    def model_started(self, env: Any, model: Any, request: Any) -> _ChatSpan | None:
+        """A `chat {model}` span under the planning span or the running node."""
+        st = self._turns.get(env.session.id) if env is not None else None
+        if st is None:
+            return None
+        purpose = str(getattr(request, "purpose", ""))
+        name = str(getattr(model, "model", None) or type(model).__name__)
+        provider = getattr(model, "provider", None) or ("openai" if hasattr(model, "base_url") else "skillc")
+        task = getattr(env, "task", None)
+        fake = {"session": env.session.id, "task": getattr(task, "id", None)}
+        if purpose in _PLANNING:
+            parent = self._plan(st, fake)
+        else:
+            node = next((n for n in reversed(st.nodes)), None)
+            parent = st.nodes[node] if node else self._task(st, env.session.id, fake["task"])
+        span = self._start(f"chat {name}", parent, {
+            "gen_ai.operation.name": "chat", "gen_ai.request.model": name,
+            "gen_ai.provider.name": str(provider),
+            "gen_ai.conversation.id": env.session.id, "skillc.purpose": purpose}, kind=SpanKind.CLIENT)
+        return _ChatSpan(span, st)
+
+    def tool_started(self, env: Any, tool: str, server: str | None) -> _ToolSpan:
+        """The execute_tool span of an MCP call, open from the end of the model step until its
+        tool.call event; its context is what the request's `_meta` carries."""
+        st = self._turns.get(env.session.id) if env is not None else None
+        attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool, "gen_ai.tool.type": "extension",
+                 "mcp.method.name": "tools/call"}
+        if server:
+            attrs["skillc.mcp.server"] = server
+        if st is None:
+            return _ToolSpan(self, None, self._start(f"execute_tool {tool}", None, attrs, kind=SpanKind.CLIENT), tool)
+        self._close_tool(st)
+        if st.tool is not None:
+            st.tool.end()
+        node = next((n for n in reversed(st.nodes)), None)
+        parent = st.nodes[node] if node else self._task(st, env.session.id, getattr(env.task, "id", None))
+        attrs["gen_ai.conversation.id"] = env.session.id
+        span = self._start(f"execute_tool {tool}", parent, attrs, start=st.boundary, kind=SpanKind.CLIENT)
+        st.tool, st.tool_name = span, tool
+        return _ToolSpan(self, st, span, tool)
+
+
+def _tool_attrs(event: dict[str, Any], tool: str, builtin: bool) -> dict[str, Any]:
+    return {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
+            "gen_ai.tool.type": "function" if builtin else "extension",
+            "gen_ai.conversation.id": str(event["session"]), "skillc.tool.builtin": builtin}
+
+
+def _call_id(env: Any, node_id: Any, tool: str) -> str | None:
+    """The model's id for the call being recorded: the first unanswered call of the node's last
+    assistant message (tool.call is emitted just before its answer is appended)."""
+    task = getattr(env, "task", None)
+    node = task.nodes.get(node_id) if task is not None and node_id else None
+    messages = getattr(node, "messages", None) or []
+    answered = 0
+    for msg in reversed(messages):
+        if msg.get("role") == "tool":
+            answered += 1
+            continue
+        calls = msg.get("tool_calls") if msg.get("role") == "assistant" else None
+        if calls and answered < len(calls) and calls[answered].get("function", {}).get("name") == tool:
+            return str(calls[answered].get("id"))
+        return None
+    return None
