@@ -42,16 +42,17 @@ def read_config(command: str, given: str | None) -> Any:
     return config
 
 
-def choose_studio(command: str, given: str | None, config_given: str | None) -> str | None:
+def choose_studio(command: str, given: str | None, config_given: str | None, loaded: Any = None) -> str | None:
     """The studio a command reads, saying on stderr which one and why: SOURCE as given (quietly), else the
     config's [studio] source, else the example studio (said plainly: the user's own studio was
-    not read). None when the config cannot be read (the caller exits 2)."""
+    not read). None when the config cannot be read (the caller exits 2). `loaded`: the config when
+    the caller already read it (read_config), so its warnings print once."""
     import sys
 
     if given:
         return given  # named on the command line: the command's own output names it
     path, how = config_file(config_given)
-    config = read_config(command, config_given)
+    config = loaded if loaded is not None else read_config(command, config_given)
     if config is None:
         return None
     if config.studio.source:
@@ -77,7 +78,7 @@ def studio_source(given: str | None) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(skillc.examples.__file__)), "studio")
 
 
-def load_source(command: str, given: str | None, config: str | None = None) -> tuple[str, Any]:
+def load_source(command: str, given: str | None, config: str | None = None, loaded: Any = None) -> tuple[str, Any]:
     """Resolve (see choose_studio) and load a command's studio source; on an unreadable source or
     config print one line naming the command and return (source, None): the caller exits 2. The
     studio is an `ir.Studio`. Imports the compiler lazily."""
@@ -85,7 +86,7 @@ def load_source(command: str, given: str | None, config: str | None = None) -> t
 
     from skillc.compiler.sources import SourceError, load_studio
 
-    source = choose_studio(command, given, config)
+    source = choose_studio(command, given, config, loaded)
     if source is None:
         return "", None
     try:

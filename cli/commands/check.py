@@ -18,12 +18,16 @@ A skill with an error is dropped (the others still load); warnings and notes do 
 examples:
   skillc check                          the studio of ./skillc.toml (or $SKILLC_CONFIG; else the example)
   skillc check --strict path/to/studio  warnings fail the check (CI)
+  skillc check --servers --config examples/skillc.toml   against the live MCP servers
   skillc check path/to/studio
   skillc check studio.sqlite --format json | jq '.summary'
 
 Besides the contracts, a directory studio's agents/*.yaml and skills/*/skill.yaml are checked
 against their schema (unknown keys, wrong types, status casing, a missing manual.md).
---strict makes every warning an error, for CI.
+--strict makes every warning an error, for CI. --servers starts the MCP servers of the config
+(--config, $SKILLC_CONFIG or ./skillc.toml), lists each one's tools, and reports toolNames no
+server serves, and tools whose MCP annotations disagree with the contract (destructiveHint on a
+read: warning; readOnlyHint on a WRITE: note).
 
 exit status: 0 clean or warnings only, 1 errors (some skill does not load, or any warning with
 --strict), 2 bad invocation or unreadable source or config."""
@@ -35,17 +39,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH", help=CONFIG_HELP)
     parser.add_argument("--format", choices=("human", "json"), default="human", help="output format (default: human)")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1), for CI")
+    parser.add_argument("--servers", action="store_true",
+                        help="also start the config's MCP servers, list their tools and compare them with the studio")
 
 
 def run(args: argparse.Namespace) -> int:
     """Check the studio at args.source; returns the exit status."""
-    args.source, studio = load_source("check", args.source, args.config)
+    config = None
+    if args.servers:
+        from skillc.commands import read_config
+
+        config = read_config("check", args.config)
+        if config is None:
+            return 2
+    args.source, studio = load_source("check", args.source, args.config, config)
     if studio is None:
         return 2
     from skillc.compiler.diagnostics import count, render, strict
     from skillc.compiler.frontend import check_studio
 
     result = check_studio(studio)
+    if args.servers:
+        from skillc.servers import check_servers
+
+        found = check_servers("check", config, result, sys.stderr if args.format == "json" else sys.stdout)
+        if found is None:
+            return 2
+        result.diagnostics += found
     if args.strict:
         result.diagnostics = strict(result.diagnostics)
     totals = count(result.diagnostics)

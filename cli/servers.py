@@ -1,0 +1,163 @@
+"""`skillc check --servers`: compare a studio with the tools its MCP servers really serve.
+
+Each configured server is started (stdio) or reached (HTTP) once and its tools listed with their
+MCP annotations. Findings: a toolName no server serves (SC601), a tool the contract treats as a
+read that the server marks `destructiveHint` (SC602), a contract WRITE the server marks
+`readOnlyHint` (SC603), a server that cannot be listed (SC604). A contract tool missing from
+toolNames is found without servers (SC216, the front end).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ListedTool:
+    """One tool as a server lists it: its name and the MCP hints that matter to a contract."""
+
+    name: str
+    server: str
+    read_only: bool | None = None
+    destructive: bool | None = None
+
+
+@dataclass
+class ServerListing:
+    """What one server answered: its tools, or why it could not be listed."""
+
+    name: str
+    tools: list[ListedTool] = field(default_factory=list)
+    error: str | None = None
+
+
+def _target(spec: Any) -> Any:
+    """What `mcp.Client` connects to for a `[mcp.servers.<name>]` entry."""
+    if spec.url is not None:
+        return spec.url
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    # The server's stderr needs a real file: a replaced sys.stderr (pytest, an embedding app) may have none.
+    try:
+        sys.stderr.fileno()
+        errlog = sys.stderr
+    except (AttributeError, OSError, ValueError):
+        errlog = sys.__stderr__
+    params = StdioServerParameters(command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd)
+    return stdio_client(params, errlog=errlog)
+
+
+async def _list_one(name: str, spec: Any, timeout: float) -> ServerListing:
+    from mcp import Client
+
+    tools: list[ListedTool] = []
+    try:
+        async with asyncio.timeout(timeout):
+            async with Client(_target(spec)) as client:
+                cursor: str | None = None
+                while True:
+                    page = await client.list_tools(cursor=cursor)
+                    for t in page.tools:
+                        hints = t.annotations
+                        tools.append(ListedTool(t.name, name, getattr(hints, "read_only_hint", None),
+                                                getattr(hints, "destructive_hint", None)))
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+    except TimeoutError:
+        return ServerListing(name, error=f"no answer within {timeout:g} s")
+    except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - any failure is this server's finding
+        inner = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else exc
+        return ServerListing(name, error=f"{type(inner).__name__}: {inner}".strip())
+    return ServerListing(name, tools=tools)
+
+
+async def list_servers(servers: Mapping[str, Any], *, timeout: float = 10.0, tmp: str | None = None) -> list[ServerListing]:
+    """List every server's tools concurrently (`servers`: name -> McpServerConfig); `{tmp}` in
+    args/env becomes `tmp` (a fresh temp folder when None)."""
+    import tempfile
+
+    folder = tmp or tempfile.mkdtemp(prefix="skillc-check-")
+    specs = {name: spec.with_tmp(folder) for name, spec in servers.items()}
+    return list(await asyncio.gather(*(_list_one(n, s, timeout) for n, s in sorted(specs.items()))))
+
+
+def _tools_entry(profile: Any, index: int) -> dict[str, Any]:
+    """text/span of toolNames entry `index` in the skill's skill.yaml (directory studios)."""
+    from skillc.compiler.authoring import yaml_span
+
+    origin = profile.source.origin if profile.source else ""
+    found = yaml_span(origin, ("tools", index)) if origin.endswith(".yaml") and Path(origin).is_file() else None
+    return {"text": found[0], "span": found[1]} if found else {"text": None, "span": None}
+
+
+def compare(result: Any, listings: list[ServerListing]) -> list[Any]:
+    """Diagnostics (SC601–SC604) of a front-end result (`FrontendResult`) against the listings."""
+    from skillc.compiler.authoring import did_you_mean
+    from skillc.compiler.diagnostics import make
+
+    served: dict[str, ListedTool] = {t.name: t for listing in listings for t in listing.tools}
+    down = [listing for listing in listings if listing.error is not None]
+    out = [make("SC604", "warning", f"MCP server {listing.name} could not be listed: {listing.error}",
+                text=None, span=None, skill=None, file=None) for listing in down]
+    for profile in result.studio.skills:
+        if profile.status != "ACTIVE":
+            continue
+        file = profile.source.origin if profile.source else None
+        contract = result.contracts.get(profile.skill_key)
+        for i, tool in enumerate(profile.tool_names):
+            listed = served.get(tool)
+            if listed is None:
+                if down:
+                    continue  # maybe the server that is down serves it: SC604 says so once
+                out.append(make("SC601", "warning", f"tool '{tool}' of skill {profile.skill_key} is served by no "
+                                "configured MCP server: every call of it would fail", skill=profile.skill_key,
+                                file=file, help=did_you_mean(tool, served), **_tools_entry(profile, i)))
+                continue
+            spec = contract.tools.get(tool) if contract is not None else None
+            write = spec is not None and spec.side_effect == "WRITE"
+            if not write and listed.destructive:
+                out.append(make("SC602", "warning", f"tool '{tool}' of skill {profile.skill_key} is a read in the "
+                                f"contract, but server {listed.server} marks it destructiveHint: it runs with no "
+                                "approval, idempotency or verification", skill=profile.skill_key, file=file,
+                                help='configure it with "sideEffect": "WRITE" and a success condition',
+                                **_tools_entry(profile, i)))
+            elif write and listed.read_only:
+                out.append(make("SC603", "note", f"tool '{tool}' of skill {profile.skill_key} is a WRITE in the "
+                                f"contract, but server {listed.server} marks it readOnlyHint", skill=profile.skill_key,
+                                file=file, **_tools_entry(profile, i)))
+    return out
+
+
+def describe(listings: list[ServerListing]) -> list[str]:
+    """One line per server: its tools, or why it could not be listed."""
+    lines = []
+    for listing in listings:
+        if listing.error is not None:
+            lines.append(f"server {listing.name}: not listed: {listing.error}")
+        else:
+            names = ", ".join(sorted(t.name for t in listing.tools)) or "(no tools)"
+            lines.append(f"server {listing.name}: {len(listing.tools)} tools: {names}")
+    return lines
+
+
+def check_servers(command: str, config: Any, result: Any, stream: Any = None) -> list[Any] | None:
+    """List the config's servers, print what each serves (to `stream`, stdout by default), and
+    return the findings; None (after saying why) when the config has no servers."""
+    servers = config.mcp.servers
+    if not servers:
+        where = config.path or "the config"
+        print(f"skillc {command}: --servers: {where} configures no [mcp.servers.<name>]", file=sys.stderr)
+        return None
+    listings = asyncio.run(list_servers(servers, timeout=config.mcp.connect_timeout))
+    for line in describe(listings):
+        print(line, file=stream or sys.stdout)
+    return compare(result, listings)
