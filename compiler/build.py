@@ -4,13 +4,17 @@ Layout of the output directory:
 
     manifest.json            compiler version; per skill its key, hashes, module, status,
                              diagnostics and graph facts; per agent its graph file and skill keys
-    skills/<module>.py       one validator module per loadable skill (codegen)
-    agents/<name>.json       one task-graph template per agent (graphs)
+    skills/<skill_key>.py    one validator module per loadable skill (codegen)
+    agents/<agent_code>.json one task-graph template per agent (graphs)
 
-File names come from an injective mapping of keys (a hash prefix, lengthened on collision), never
-from key text. The build is incremental: a skill whose inputs (contract text, profile fields,
-compiler version) hash the same as in the manifest, and whose module file is intact, is neither
-re-parsed nor rewritten; files are only written when their bytes change.
+A file is named after its key when the key is a portable file name (`file_stem`): lower-case ASCII
+letters, digits, `.`, `_` and `-`, not a reserved device name, not too long. Any other key gets
+`_<readable part>.<hash>` (a leading `_`, which a key-named file never has), so the mapping is
+injective on every file system, case-insensitive ones included, and the same run to run.
+
+The build is incremental: a skill whose inputs (contract text, profile fields, compiler version)
+hash the same as in the manifest, and whose module file is intact, is neither re-parsed nor
+rewritten; files are only written when their bytes change.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -28,6 +33,9 @@ from skillc.compiler import codegen, graphs, ir
 from skillc.compiler.diagnostics import Diagnostic
 
 MANIFEST = "manifest.json"
+# A cache of (mtime_ns, size, sha256) per written file, so a no-op build checks that modules are
+# intact with a stat instead of hashing every file; a stale or missing cache only costs hashing.
+STAMPS = ".skillc-stamps.json"
 CODEGEN_FAILED = "SC490"
 
 Progress = Callable[[int, int, str], None]
@@ -39,6 +47,7 @@ class BuildResult:
 
     out_dir: Path
     written: list[str] = field(default_factory=list)
+    stamps: dict[str, list[Any]] = field(default_factory=dict, repr=False)  # rel -> [mtime_ns, size, sha256]
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     regenerated: list[str] = field(default_factory=list)  # skill keys compiled this time
@@ -57,32 +66,42 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def file_names(keys: list[str], prefix: str) -> dict[str, str]:
-    """An injective, stable key -> file stem mapping: `prefix` + the shortest sha256 prefix (≥12
-    hex digits) that no other key shares; stems do not move when other keys come and go unless
-    they collide."""
-    digests = {k: _sha(k) for k in sorted(set(keys))}
+_PORTABLE = re.compile(r"[a-z0-9][a-z0-9._-]*", re.ASCII)
+# Windows device names: reserved whatever the extension (`con.article` included), in any case.
+_RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
+_MAX_STEM = 100
+
+
+def file_stem(key: str, digits: int = 12) -> str:
+    """The file stem of a skill key or agent code: the key itself when it is a portable name, else
+    `_<its portable characters>.<sha256 prefix>` (`digits` hex digits)."""
+    if len(key) <= _MAX_STEM and _PORTABLE.fullmatch(key) and key[-1] != "." and key.split(".", 1)[0] not in _RESERVED:
+        return key
+    tail = re.sub(r"[^a-z0-9._-]+", "-", key.lower(), flags=re.ASCII)[:48].strip(".-")
+    return f"_{tail}.{_sha(key)[:digits]}" if tail else f"_{_sha(key)[:digits]}"
+
+
+def file_names(keys: list[str]) -> dict[str, str]:
+    """An injective key -> file stem mapping (`file_stem`), checked on case-folded stems; only two
+    keys whose fallback stems share a 48-bit hash prefix get a longer one (in practice never)."""
     out: dict[str, str] = {}
-    for k, d in digests.items():
-        n = 12
-        while any(o != k and od[:n] == d[:n] for o, od in digests.items()):
-            n += 4
-        out[k] = f"{prefix}{d[:n]}"
+    owner: dict[str, str] = {}
+    for k in sorted(set(keys)):
+        digits = 12
+        stem = file_stem(k, digits)
+        while owner.setdefault(stem.casefold(), k) != k:
+            digits += 4
+            stem = file_stem(k, digits)
+        out[k] = stem
     return out
 
 
 def _input_hash(skill: ir.SkillProfile) -> str:
-    data = [
-        codegen.COMPILER_VERSION,
-        codegen.generator_fingerprint(),
-        skill.skill_key,
-        skill.skill_name,
-        skill.semantic_desc,
-        skill.skill_manual,
-        skill.skill_contract,
-        list(skill.tool_names),
-    ]
-    return _sha(json.dumps(data, ensure_ascii=False))
+    """A hash of everything a skill's module is made from (length-prefixed, so fields cannot run
+    into each other)."""
+    fields = (codegen.COMPILER_VERSION, codegen.generator_fingerprint(), skill.skill_key, skill.skill_name,
+              skill.semantic_desc, skill.skill_manual, skill.skill_contract, *skill.tool_names)
+    return _sha("".join(f"{len(f)}:{f}" for f in fields))
 
 
 def _diag_record(d: Diagnostic) -> dict[str, Any]:
@@ -127,6 +146,7 @@ def _write(out: Path, rel: str, text: str, result: BuildResult) -> None:
     try:
         if path.read_bytes() == data:
             result.unchanged.append(rel)
+            _stamp(out, rel, hashlib.sha256(data).hexdigest(), result)
             return
     except OSError:
         pass
@@ -135,10 +155,48 @@ def _write(out: Path, rel: str, text: str, result: BuildResult) -> None:
     tmp.write_bytes(data)
     os.replace(tmp, path)  # readers (the runtime's refresh) never see half a file
     result.written.append(rel)
+    _stamp(out, rel, hashlib.sha256(data).hexdigest(), result)
+
+
+def _stamp(out: Path, rel: str, digest: str, result: BuildResult) -> None:
+    try:
+        st = os.stat(out / rel)
+    except OSError:
+        return
+    result.stamps[rel] = [st.st_mtime_ns, st.st_size, digest]
+
+
+def _read_stamps(out: Path) -> dict[str, list[Any]]:
+    try:
+        data = json.loads((out / STAMPS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _json_text(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+
+
+# The C encoder (json's indenting encoder is pure Python, and was a third of a no-op build).
+_COMPACT = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
+def _manifest_text(manifest: dict[str, Any]) -> str:
+    """The manifest as JSON with one line per skill and per agent: cheap to write for thousands of
+    skills, and a reviewer's diff names each skill whose entry changed."""
+    lines = ["{"]
+    for i, top in enumerate(sorted(manifest)):
+        value = manifest[top]
+        comma = "," if i < len(manifest) - 1 else ""
+        if isinstance(value, dict) and value:
+            lines.append(f" {_COMPACT(top)}: {{")
+            keys = sorted(value)
+            lines += [f"  {_COMPACT(k)}: {_COMPACT(value[k])}{',' if j < len(keys) - 1 else ''}" for j, k in enumerate(keys)]
+            lines.append(f" }}{comma}")
+        else:
+            lines.append(f" {_COMPACT(top)}: {_COMPACT(value)}{comma}")
+    return "\n".join(lines) + "\n}\n"
 
 
 def compile_studio(
@@ -154,6 +212,7 @@ def compile_studio(
     out.mkdir(parents=True, exist_ok=True)
     result = BuildResult(out_dir=out)
     old = _read_manifest(out)
+    old_stamps = _read_stamps(out) if not force else {}
     old_skills: dict[str, Any] = old.get("skills", {}) if old.get("compiler_version") == codegen.COMPILER_VERSION else {}
     # Only ACTIVE profiles load (§1.1); sources have already dropped disabled bindings.
     studio = ir.Studio(
@@ -162,7 +221,7 @@ def compile_studio(
         origin=studio.origin,
     )
     skills = {s.skill_key: s for s in sorted(studio.skills, key=lambda s: s.skill_key)}
-    modules = file_names(list(skills), "s_")
+    modules = file_names(list(skills))
     entries: dict[str, dict[str, Any]] = {}
     todo: list[ir.SkillProfile] = []
     for key, skill in skills.items():
@@ -173,7 +232,7 @@ def compile_studio(
             and prev is not None
             and prev.get("input_sha256") == _input_hash(skill)
             and prev.get("module") == (rel if prev.get("status") == "ok" else None)
-            and (prev.get("status") != "ok" or _intact(out / rel, prev.get("module_sha256")))
+            and (prev.get("status") != "ok" or _intact(out, rel, prev.get("module_sha256"), old_stamps, result))
         ):
             entries[key] = prev
             result.reused.append(key)
@@ -183,6 +242,7 @@ def compile_studio(
     checked = _front_end(todo)
     total = len(skills)
     done = len(result.reused)
+    reused = set(result.reused)
     for skill in todo:
         key = skill.skill_key
         contract, own = checked[key]
@@ -215,61 +275,105 @@ def compile_studio(
     for key, entry in entries.items():
         if entry["status"] != "ok":
             result.rejected[key] = entry["diagnostics"]
-        elif key in result.reused:
+        elif key in reused:
             result.unchanged.append(entry["module"])
     files = {s.skill_key: s.source.contract_file for s in studio.skills if s.source and s.source.contract_file}
-    agents_out = _build_agents(studio, entries, out, result, files)
+    # Agent templates depend on their profile and on every skill's facts: with no skill compiled,
+    # added or removed, an agent whose profile hashes the same keeps its template.
+    same_skills = not todo and entries.keys() == old_skills.keys() and not force
+    agents_out = _build_agents(studio, entries, out, result, files, old.get("agents", {}) if same_skills else {}, old_stamps)
     manifest = {"compiler_version": codegen.COMPILER_VERSION, "skills": entries, "agents": agents_out}
     _remove_stale(out, manifest, result)
-    _write(out, MANIFEST, _json_text(manifest), result)
+    if manifest == old and (out / MANIFEST).is_file():
+        result.unchanged.append(MANIFEST)  # nothing to encode: the file holds exactly this
+    else:
+        _write(out, MANIFEST, _manifest_text(manifest), result)
+        result.stamps.pop(MANIFEST, None)
+    if result.stamps != old_stamps:
+        try:
+            (out / STAMPS).write_text(_COMPACT(result.stamps), encoding="utf-8")
+        except OSError:
+            pass  # only a cache
     result.manifest = manifest
     return result
 
 
-def _intact(path: Path, digest: str | None) -> bool:
-    try:
-        return digest is not None and hashlib.sha256(path.read_bytes()).hexdigest() == digest
-    except OSError:
+def _intact(out: Path, rel: str, digest: str | None, stamps: dict[str, list[Any]], result: BuildResult) -> bool:
+    """The file holds what the manifest says: by its stamp when the cache knows it, else by hash."""
+    if digest is None:
         return False
+    try:
+        st = os.stat(out / rel)
+        stamp = [st.st_mtime_ns, st.st_size, digest]
+        if stamps.get(rel) == stamp or hashlib.sha256((out / rel).read_bytes()).hexdigest() == digest:
+            result.stamps[rel] = stamp
+            return True
+    except OSError:
+        pass
+    return False
+
+
+def _agent_hash(agent: ir.AgentProfile) -> str:
+    data = [codegen.COMPILER_VERSION, codegen.generator_fingerprint(), agent.model_dump(mode="json", exclude={"source"})]
+    return _sha(json.dumps(data, ensure_ascii=False, sort_keys=True, default=str))
 
 
 def _build_agents(
-    studio: ir.Studio, entries: dict[str, dict[str, Any]], out: Path, result: BuildResult, files: dict[str, str]
+    studio: ir.Studio, entries: dict[str, dict[str, Any]], out: Path, result: BuildResult, files: dict[str, str],
+    old: dict[str, Any], stamps: dict[str, list[Any]],
 ) -> dict[str, Any]:
+    """One graph template per agent; `old` holds the previous manifest's agents when no skill
+    changed (an agent whose input hash and file are unchanged is then not rebuilt)."""
     facts = {k: e["facts"] for k, e in entries.items() if e["status"] == "ok"}
     all_keys = frozenset(entries)
     agents = sorted(studio.agents, key=lambda a: a.agent_code)
-    names = file_names([a.agent_code for a in agents], "a_")
+    names = file_names([a.agent_code for a in agents])
     out_agents: dict[str, Any] = {}
     for agent in agents:
-        g, diags = graphs.build_agent_graph(agent, facts, all_keys, files)
         rel = f"agents/{names[agent.agent_code]}.json"
+        digest = _agent_hash(agent)
+        prev = old.get(agent.agent_code)
+        if prev and prev.get("input_sha256") == digest and prev.get("graph") == rel and _intact(out, rel, prev.get("graph_sha256"), stamps, result):
+            out_agents[agent.agent_code] = prev
+            result.unchanged.append(rel)
+            result.diagnostics.extend(_diag_from_record(r.get("skill") or "", r) for r in prev.get("diagnostics", []))
+            continue
+        g, diags = graphs.build_agent_graph(agent, facts, all_keys, files)
         text = _json_text(graphs.graph_to_data(g))
         _write(out, rel, text, result)
         result.diagnostics.extend(diags)
         out_agents[agent.agent_code] = {
             "graph": rel,
             "graph_sha256": _sha(text),
+            "input_sha256": digest,
             "skills": sorted(g.nodes),
             "diagnostics": [dict(_diag_record(d), skill=d.skill) for d in diags],
         }
     return out_agents
 
 
+# What a build writes (besides the manifest): every such file not in the manifest is stale.
+_OUTPUTS = (("skills", ".py"), ("agents", ".json"))
+
+
 def _remove_stale(out: Path, manifest: dict[str, Any], result: BuildResult) -> None:
     keep = {e["module"] for e in manifest["skills"].values() if e.get("module")}
     keep |= {a["graph"] for a in manifest["agents"].values()}
-    for folder, pattern in (("skills", "s_*.py"), ("agents", "a_*.json")):
-        for path in sorted((out / folder).glob(pattern)):
-            rel = f"{folder}/{path.name}"
+    for folder, suffix in _OUTPUTS:
+        try:
+            found = sorted(n for n in os.listdir(out / folder) if n.endswith(suffix))
+        except OSError:
+            continue
+        for name in found:
+            rel = f"{folder}/{name}"
             if rel not in keep:
-                path.unlink()
+                (out / rel).unlink()
                 result.removed.append(rel)
 
 
 def _tree(root: Path) -> dict[str, str]:
     files: dict[str, str] = {}
-    for folder, pattern in (("skills", "s_*.py"), ("agents", "a_*.json"), (".", MANIFEST)):
+    for folder, pattern in (("skills", "*.py"), ("agents", "*.json"), (".", MANIFEST)):
         for path in sorted((root / folder).glob(pattern)):
             rel = path.relative_to(root).as_posix()
             files[rel] = path.read_text(encoding="utf-8", errors="surrogateescape")
@@ -304,3 +408,4 @@ def clean(out_dir: str | os.PathLike[str]) -> None:
     for folder in ("skills", "agents"):
         shutil.rmtree(out / folder, ignore_errors=True)
     (out / MANIFEST).unlink(missing_ok=True)
+    (out / STAMPS).unlink(missing_ok=True)

@@ -1,21 +1,26 @@
 """Code generation: one validator module per skill, rendered from Jinja2 templates.
 
 Contract text is untrusted input. It reaches generated code only as a Python literal built here
-from whitelisted types (`literal`), or inside a comment as such a literal (`comment`); every
-identifier in generated code is made by the compiler from a counter, never from contract text.
-The template environment enforces this: an expression output that is not a `Code` value made by
-one of those filters is an error (`_finalize`), so a template cannot splice raw text by mistake.
+from whitelisted types (`literal`), or inside a comment as such a literal (`comment`). Generated
+names derive from what they denote (`ident`: a tool name, an argument path, an issue kind), never
+from a position, so an edit to one tool changes only that tool's block of the module; a name that
+is not a plain ASCII identifier gets a hash-based fragment instead of being copied. The template
+environment enforces this: an expression output that is not a `Code` value made here is an error
+(`_finalize`), so a template cannot splice raw text by mistake.
 
 Decisions are compiled to straight-line code: the template unrolls every argument, source, op and
-extract of the contract; the generated module never loops over contract data.
+extract of the contract; the generated module never loops over contract data. Only what the
+runtime reads is emitted (a metadata field at its default is left out; a tool without bindings,
+arguments, success rule or extracts uses the shared default of `skillc.runtime.support`), plus
+short comments for the reviewer of a diff (what a tool may do, spec sections).
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
-from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, Iterable
 
@@ -25,7 +30,7 @@ from skillc import __version__
 from skillc.compiler import ir
 
 # Bump when the generated code changes for the same input, so incremental builds regenerate.
-CODEGEN_REVISION = 1
+CODEGEN_REVISION = 2
 COMPILER_VERSION = f"{__version__}+codegen.{CODEGEN_REVISION}"
 
 # Python's parser refuses deeply nested brackets (about 200 levels); deeper constants go through
@@ -33,11 +38,6 @@ COMPILER_VERSION = f"{__version__}+codegen.{CODEGEN_REVISION}"
 _MAX_LITERAL_DEPTH = 40
 
 _ROOT_OF_PREFIX = {"inputs": "ctx.inputs", "outputs": "ctx.outputs", "shared": "ctx.shared", "session": "ctx.session"}
-
-
-# The ParamIssue constants of the module being generated (a context variable: codegen may run in
-# threads, and issue numbering must restart at 0 for every module).
-_ISSUES: ContextVar[list[Code]] = ContextVar("_ISSUES")
 
 
 class UnsafeLiteral(ValueError):
@@ -190,6 +190,53 @@ def _unique_code(expr: ir.Node) -> Code:
     return Code(f"rt.unique_path({expr_code(expr)}, ())")
 
 
+# ---------------------------------------------------------------- names
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*", re.ASCII)
+
+
+def ident(text: str) -> str:
+    """The identifier fragment of a contract name (tool name, argument path).
+
+    A plain ASCII name (letters, digits, single inner underscores, up to 64 characters) is used as
+    it is; anything else becomes `0x<10 hex digits of its sha256>` plus its ASCII letters and
+    digits for the reader. The two forms never meet (a plain name starts with a letter) and no
+    fragment holds `__`, so `_<tool>__<arg>__<KIND>` names are unambiguous. The hash form is
+    checked for collisions per module (`_Names`)."""
+    if len(text) <= 64 and _PLAIN_NAME.fullmatch(text):
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    tail = "_".join(re.findall(r"[A-Za-z0-9]+", text, re.ASCII))[:32].strip("_")
+    return f"0x{digest}" + (f"_{tail}" if tail else "")
+
+
+class _Names:
+    """The names one module defines, each with what it denotes: a second meaning for a name is
+    refused (only a sha256 prefix collision between two odd names could cause one)."""
+
+    def __init__(self) -> None:
+        self._meaning: dict[str, tuple] = {}
+
+    def make(self, meaning: tuple, *parts: str) -> Code:
+        name = "_" + "__".join(parts)
+        if self._meaning.setdefault(name, meaning) != meaning:
+            raise UnsafeLiteral(f"two contract names map to the generated name {name}")
+        return Code(name)
+
+
+def _note(*pieces: str | Code) -> Code:
+    """A reviewer comment from vetted pieces (literals via `comment`, fixed words otherwise)."""
+    text = " ".join(p for p in pieces if p)
+    if any(ch in text for ch in "\r\n\x0c\x0b\x85\u2028\u2029"):
+        raise UnsafeLiteral("line break in comment")
+    return Code(text)
+
+
+def _names_note(values: Iterable[Any]) -> Code:
+    return Code(", ".join(comment(v) for v in values))
+
+
 # ---------------------------------------------------------------- the view the template renders
 
 
@@ -199,7 +246,6 @@ class _ArgView:
     note: Code
     parts: Code
     has_each: bool
-    label: Code
     required: bool
     const: Code | None = None
     bind_kind: str = ""  # "const" | "value" | "template" | ""
@@ -208,41 +254,48 @@ class _ArgView:
     bound: bool = False
     matchers: list[tuple[Code, Code, Code]] = field(default_factory=list)  # (if/elif, source, test)
     model_allowed: bool = False
-    user_allowed: bool = False
     missing_issue: Code | None = None
+    missing_note: Code = Code("")
     enum_name: Code | None = None
     meta: Code = Code("")
     read: Code = Code("")  # code reading a plain (no `[]`) argument's value from `args`
     provenance_issue: Code | None = None
+    provenance_note: Code = Code("")
     enum_issue: Code | None = None
 
 
-def _call(func: str, kwargs: list[tuple[str, Code]], indent: int, lead: int = 0) -> Code:
-    """A constructor call on one line when it fits in 100 columns, else one keyword per line
+def _kwargs(pairs: list[tuple[str, Any, Any]]) -> list[tuple[str, Code]]:
+    """(keyword, value, default) -> the keywords whose value differs from the field's default."""
+    return [(k, v if isinstance(v, Code) else literal(v)) for k, v, d in pairs if not _same(v, d)]
+
+
+def _same(value: Any, default: Any) -> bool:
+    return not isinstance(value, Code) and type(value) is type(default) and value == default
+
+
+def _call(func: str, kwargs: list[tuple[str, Code]], indent: int, lead: int = 0, positional: list[Code] | None = None) -> Code:
+    """A constructor call on one line when it fits in 100 columns, else one argument per line
     (black's layout); `indent` is the column of the line it starts on, `lead` what precedes it."""
-    flat = f"{func}({', '.join(f'{k}={v}' for k, v in kwargs)})"
-    if indent + lead + len(flat) <= 100 or not kwargs:
+    items = [str(p) for p in positional or []] + [f"{k}={v}" for k, v in kwargs]
+    flat = f"{func}({', '.join(items)})"
+    if indent + lead + len(flat) <= 100 or not items:
         return Code(flat)
     pad = " " * (indent + 4)
-    body = "".join(f"{pad}{k}={v},\n" for k, v in kwargs)
+    body = "".join(f"{pad}{item},\n" for item in items)
     return Code(f"{func}(\n{body}{' ' * indent})")
 
 
-def _issue(action: str, param: str, reason: str, label: str | None, **extra: str | None) -> Code:
-    """A ParamIssue constant: defined once at module level (issues are immutable, and building one
-    per call would dominate a failing check); the call site names it and says what it is."""
-    args = [literal(action), literal(param), literal(reason)]
+def _issue(names: _Names, tool_name: str, param: str, kind: str, action: str, label: str | None, **extra: str | None) -> tuple[Code, Code]:
+    """A ParamIssue constant named after its tool, argument and kind (issues are immutable, and
+    building one per call would dominate a failing check). Returns (definition, name)."""
+    args = [literal(action), literal(param), literal(kind.lower())]
     if label is not None:
         args.append(Code(f"label={literal(label)}"))
     for k, v in extra.items():
         if v is not None:
             args.append(Code(f"{k}={literal(v)}"))
-    table = _ISSUES.get()
-    name = f"_ISSUE_{len(table)}"
-    table.append(Code(f"{name} = rt.ParamIssue({', '.join(args)})"))
-    code = Code(name)
-    code.note = Code(f"{action}: {reason}")  # type: ignore[attr-defined]
-    return code
+    name = names.make(("issue", tool_name, param, kind), ident(tool_name), ident(param), kind)
+    return Code(f"{name} = rt.ParamIssue({', '.join(args)})"), name
 
 
 _MATCHER = {
@@ -253,16 +306,35 @@ _MATCHER = {
     "SESSION": "ctx.session_has({p}, v)",
     "PRIOR_TASK": "ctx.prior_has(v, None)",
 }
+_SOURCES = ("USER", "EVIDENCE", "NODE_OUTPUT", "SHARED", "SESSION", "PRIOR_TASK", "MODEL", "CONTRACT", "PLATFORM")
 
 
-def _arg_view(param: str, arg: ir.ArgContract, enums: list[Code], enum_index: int) -> _ArgView:
+def _arg_note(param: str, arg: ir.ArgContract, sources: list[str]) -> Code:
+    """What a reviewer reads above an argument's check: its binding, sources and missing action."""
+    bits: list[str | Code] = [comment(param)]
+    if arg.has_const:
+        bits.append("const")
+    elif arg.from_ is not None:
+        bits += ["from", comment(arg.from_.text)] + (["(UNIQUE)"] if arg.when == "UNIQUE" else [])
+    if sources:
+        bits += ["sources", ", ".join(s for s in sources if s in _SOURCES)]
+    if not arg.required:
+        bits.append("optional")
+    if arg.enum:
+        bits.append("enum")
+    if arg.sensitive:
+        bits.append("sensitive")
+    return _note(*bits)
+
+
+def _arg_view(names: _Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code]) -> _ArgView:
     parts = parts_of(arg.path.parts) if arg.path.parts else (("k", param),)
+    sources = list(dict.fromkeys(arg.sources))
     view = _ArgView(
         param=literal(param),
-        note=comment(param),
+        note=_arg_note(param, arg, sources),
         parts=literal(parts),
         has_each=_has_each(parts),
-        label=literal(arg.label),
         required=arg.required,
     )
     if len(parts) == 1 and parts[0][0] == "k":
@@ -284,9 +356,8 @@ def _arg_view(param: str, arg: ir.ArgContract, enums: list[Code], enum_index: in
         else:
             view.bind_kind, view.bind_code = "value", expr_code(expr)
     view.bound = arg.has_const or expr is not None
-    sources = list(dict.fromkeys(arg.sources))
     view.model_allowed = "MODEL" in sources
-    view.user_allowed = "USER" in sources
+    user_allowed = "USER" in sources
     if not view.bound:
         for s in sources:
             if s == "MODEL":
@@ -296,75 +367,105 @@ def _arg_view(param: str, arg: ir.ArgContract, enums: list[Code], enum_index: in
                 view.matchers.append((keyword, literal(s), Code(_MATCHER[s].format(p=literal(param)))))
     m = arg.missing
     if arg.required:
+        issue = None
         if m.action == "ASK_USER":
-            view.missing_issue = _issue("ASK_USER", param, "missing", arg.label)
+            issue = _issue(names, tool, param, "MISSING", "ASK_USER", arg.label)
         elif m.action == "CALL_TOOL" and m.tool:
-            view.missing_issue = _issue("CALL_TOOL", param, "missing", arg.label, tool=m.tool)
+            issue = _issue(names, tool, param, "MISSING", "CALL_TOOL", arg.label, tool=m.tool)
         elif m.action == "FAIL":
-            view.missing_issue = _issue("FAIL", param, "missing", arg.label, message=m.message)
+            issue = _issue(names, tool, param, "MISSING", "FAIL", arg.label, message=m.message)
+        if issue is not None:
+            consts.append(issue[0])
+            view.missing_issue = issue[1]
+            view.missing_note = _note(m.action, "(§5.5)") if m.action != "CALL_TOOL" else _note("CALL_TOOL", comment(m.tool), "(§5.5)")
     if arg.enum:
         from skillc.runtime import support as rt
 
         keys = sorted({rt.enum_key(v) for v in arg.enum}, key=repr)
-        view.enum_name = Code(f"_ENUM_{enum_index}")
-        enums.append(Code(f"_ENUM_{enum_index} = frozenset({literal(keys)})"))
+        view.enum_name = names.make(("enum", tool, param), ident(tool), ident(param), "ALLOWED")
+        consts.append(Code(f"{view.enum_name} = frozenset({literal(keys)})"))
     is_platform = expr is not None and expr.kind == "platform"
     evidence = "EVIDENCE" in sources or (expr is not None and expr.kind == "evidence")
     view.meta = _call(
         "rt.ArgMeta",
-        [
-            ("path", literal(param)),
-            ("parts", literal(parts)),
-            ("label", literal(arg.label)),
-            ("sensitive", literal(arg.sensitive)),
-            ("bound", literal(view.bound)),
-            ("platform", literal(is_platform)),
-            ("sources", literal(tuple(sources))),
-            ("required", literal(arg.required)),
-            ("expected_user", literal("USER" in sources)),
-            ("expected_evidence", literal(evidence)),
-        ],
-        12,
-        len(view.param) + 2,
+        _kwargs([
+            ("path", literal(param), None),
+            ("parts", literal(parts), None),
+            ("label", arg.label, None),
+            ("sensitive", arg.sensitive, False),
+            ("bound", view.bound, False),
+            ("platform", is_platform, False),
+            ("sources", tuple(sources), ()),
+            ("expected_evidence", evidence, False),
+        ]),
+        8,
+        len(view.param) + 3,
     )
     if not view.model_allowed:
-        action = "ASK_USER" if view.user_allowed else "REJECT"
-        view.provenance_issue = _issue(action, param, "provenance", arg.label)
+        action = "ASK_USER" if user_allowed else "REJECT"
+        definition, view.provenance_issue = _issue(names, tool, param, "PROVENANCE", action, arg.label)
+        consts.append(definition)
+        view.provenance_note = _note(action, "(§5.3 step 4)")
     if arg.enum:
-        view.enum_issue = _issue("ASK_USER", param, "enum", arg.label)
+        definition, view.enum_issue = _issue(names, tool, param, "ENUM", "ASK_USER", arg.label)
+        consts.append(definition)
     return view
 
 
 _OPS = {
-    "EQ": "rt.op_eq(actual, {v})",
-    "NE": "rt.op_ne(actual, {v})",
-    "IN": "rt.op_in(actual, {v})",
-    "NOT_IN": "rt.op_not_in(actual, {v})",
-    "TRUTHY": "rt.op_truthy(actual)",
-    "EXISTS": "rt.op_exists(actual)",
+    "EQ": "rt.op_eq({a}, {v})",
+    "NE": "rt.op_ne({a}, {v})",
+    "IN": "rt.op_in({a}, {v})",
+    "NOT_IN": "rt.op_not_in({a}, {v})",
+    "TRUTHY": "rt.op_truthy({a})",
+    "EXISTS": "rt.op_exists({a})",
 }
 
 
-def _tool_view(index: int, tool: ir.ToolContract, enums: list[Code], enum_counter: list[int]) -> dict[str, Any]:
-    fn = f"_t{index}"
-    args = []
-    for param, arg in tool.args.items():
-        args.append(_arg_view(param, arg, enums, enum_counter[0]))
-        if arg.enum:
-            enum_counter[0] += 1
+def _tool_note(tool: ir.ToolContract) -> Code:
+    """The line under a tool's header: what the tool may do, in the spec's words."""
+    if tool.side_effect != "WRITE":
+        return _note("read only (sideEffect NONE)")
+    bits: list[str | Code] = ["WRITE (§14):", "approval before the call;" if tool.effective_confirm else "NO approval (confirm false);"]
+    if tool.idempotency_key:
+        bits += ["idempotency key", _names_note(p.text for p in tool.idempotency_key) + ";"]
+    else:
+        bits.append("no idempotency key;")
+    bits += ["verified by", comment(tool.verify.tool), "(§6.4)"] if tool.verify and tool.verify.tool else ["no verify (§6.4)"]
+    return _note(*bits)
+
+
+def _success_note(tool: ir.ToolContract) -> Code:
+    s = tool.success
+    if s is None:
+        return _note("no success rule: every response is a business success (§6.1)")
+    if s.op is None:
+        return _note("success (§6.1): any non-empty response")
+    path = comment(s.path.text if s.path else "")
+    value = "" if s.op in ("TRUTHY", "EXISTS") else comment(s.value if s.has_value else None)
+    return _note("success (§6.1):", path, s.op, value)
+
+
+def _tool_view(names: _Names, tool: ir.ToolContract) -> dict[str, Any]:
+    t = ident(tool.name)
+    fn = names.make(("tool", tool.name), t)
+    consts: list[Code] = []
+    args = [_arg_view(names, tool.name, param, arg, consts) for param, arg in tool.args.items()]
     success = tool.success
-    op_code = None
-    success_parts = None
-    if success is not None and success.op is not None:
-        value = success.value if success.has_value else None
-        op_code = Code(_OPS[success.op].format(v=literal(value)))
-        success_parts = literal(parts_of(success.path.parts) if success.path else ())
+    success_code = None
+    if success is not None:
+        if success.op is not None:
+            value = success.value if success.has_value else None
+            actual = Code(f"rt.get_path(response, {literal(parts_of(success.path.parts) if success.path else ())})")
+            success_code = Code(_OPS[success.op].format(a=actual, v=literal(value)))
+        else:
+            success_code = Code("True")
     err = tool.error
     err_code = literal(parts_of(err.code.parts)) if err and err.code else None
     err_msg = literal(parts_of(err.message.parts)) if err and err.message else None
     extracts = []
-    keys: list[str] = []
-    for i, ex in enumerate(tool.extracts):
+    keys: set[str] = set()
+    for ex in tool.extracts:
         path_text = ex.path.text if ex.path else ""
         key = ex.key or path_text
         entity = None
@@ -372,18 +473,15 @@ def _tool_view(index: int, tool: ir.ToolContract, enums: list[Code], enum_counte
             entity = _entity_literal(ex.entity)
         extracts.append(
             {
-                "n": Code(f"n{i}"),
-                "sub": Code(f"sub{i}"),
                 "key": literal(key),
-                "note": comment(key),
+                "note": _note(comment(key), "at", comment(path_text)) if ex.key else comment(key),
                 "first": key not in keys,
                 "parts": literal(parts_of(ex.path.parts) if ex.path else ()),
                 "fields": literal(tuple(ex.fields)),
                 "entity": entity,
             }
         )
-        if key not in keys:
-            keys.append(key)
+        keys.add(key)
     verify = None
     if tool.verify is not None:
         vargs = []
@@ -393,35 +491,46 @@ def _tool_view(index: int, tool: ir.ToolContract, enums: list[Code], enum_counte
             elif va.from_ is not None and va.from_.kind == "call":
                 vargs.append({"name": literal(name), "const": None, "parts": literal(parts_of(va.from_.path))})
         verify = {"args": vargs, "copy_all": not tool.verify.args}
+    has_bind = any(a.bind_kind for a in args)
     idem = tuple(parts_of(p.parts) for p in tool.idempotency_key)
+    fns = [("bind", has_bind), ("check", bool(args)), ("judge", success is not None), ("extract", bool(tool.extracts)),
+           ("verify_args", verify is not None)]
+    meta = [
+        ("name", literal(tool.name)),
+        *_kwargs([
+            ("label", tool.label, None),
+            ("side_effect", tool.side_effect, "NONE"),
+            ("confirm", tool.effective_confirm, False),
+            ("idempotency_key", idem, ()),
+            ("verify_tool", tool.verify.tool if tool.verify else None, None),
+        ]),
+    ]
+    if args:
+        entries = "".join(f"        {a.param}: {a.meta},\n" for a in args)
+        meta.append(("args", Code("{\n" + entries + "    }")))
+    meta += [(k, Code(f"{fn}__{k}")) for k, present in fns if present]
     return {
-        "fn": Code(fn),
-        "name": literal(tool.name),
+        "fn": fn,
+        "key": literal(tool.name),
         "note": comment(tool.name),
-        "label": literal(tool.label),
-        "side_effect": literal(tool.side_effect),
-        "write": tool.side_effect == "WRITE",
-        "confirm": literal(tool.effective_confirm),
-        "idempotency_key": literal(idem),
+        "does": _tool_note(tool),
+        "consts": consts,
         "args": args,
-        "has_success": success is not None,
-        "has_success_lit": literal(success is not None),
-        "op_code": op_code,
-        "success_parts": success_parts,
+        "has_bind": has_bind,
+        "entity_base": Code("request" if tool.side_effect == "WRITE" else "None"),
+        "success_note": _success_note(tool),
+        "success_code": success_code,
         "err_code": err_code,
         "err_msg": err_msg,
         "extracts": extracts,
-        "extract_keys": literal(tuple(keys)),
         "verify": verify,
-        "verify_fn": Code(f"{fn}_verify_args" if verify else "None"),
-        "entity_base": Code("request" if tool.side_effect == "WRITE" else "None"),
-        "empty_code": Code(" and ".join(f"n{i} == 0" for i in range(len(tool.extracts))) or "True"),
-        "verify_tool": literal(tool.verify.tool if tool.verify else None),
+        "meta": [(Code(k), v) for k, v in meta],
     }
 
 
 def _entity_literal(e: ir.Entity) -> Code:
-    return Code(f"rt.EntitySpec({literal(e.type)}, {literal(e.id)}, {literal(e.name)}, {literal(e.scalar)})")
+    return _call("rt.EntitySpec", _kwargs([("id", e.id, "id"), ("name", e.name, "name"), ("scalar", e.scalar, None)]), 0,
+                 positional=[literal(e.type)])
 
 
 def _input_view(spec: ir.InputSpec) -> dict[str, Any]:
@@ -444,40 +553,52 @@ def _input_view(spec: ir.InputSpec) -> dict[str, Any]:
         code, source = Code(f"ctx.upstream_output({literal((('k', spec.name),))})"), "NODE_OUTPUT"
     meta = _call(
         "rt.InputMeta",
-        [
-            ("name", literal(spec.name)),
-            ("required", literal(spec.required)),
-            ("provider", literal(spec.provider)),
-            ("from_text", literal(expr.text if expr is not None else None)),
-            ("prefix", literal(prefix)),
-            ("share_key", literal(share_key)),
-        ],
+        [("name", literal(spec.name))] + _kwargs([
+            ("required", spec.required, True),
+            ("provider", spec.provider, None),
+            ("prefix", prefix, None),
+            ("share_key", share_key, None),
+        ]),
         4,
-        len(literal(spec.name)) + 2,
+        len(literal(spec.name)) + 3,
     )
-    return {"name": literal(spec.name), "note": comment(spec.name), "code": code, "source": literal(source), "meta": meta}
+    note = _note(comment(spec.name), "from", comment(expr.text)) if expr is not None else _note(comment(spec.name), "from upstream output")
+    return {"name": literal(spec.name), "note": note, "code": code, "source": literal(source), "meta": meta}
 
 
 def _output_meta(spec: ir.OutputSpec) -> Code:
-    entity = _entity_literal(spec.entity) if spec.entity is not None and spec.entity.type is not None else Code("None")
+    entity = _entity_literal(spec.entity) if spec.entity is not None and spec.entity.type is not None else None
     return _call(
         "rt.OutputMeta",
-        [
-            ("name", literal(spec.name)),
-            ("type", literal(spec.type)),
-            ("fields", literal(tuple(spec.fields))),
-            ("min_items", literal(spec.min_items)),
-            ("hint", literal(spec.hint)),
-            ("required", literal(spec.required)),
-            ("share", literal(spec.share)),
-            ("entity", entity),
-            ("sources", literal(tuple(spec.sources))),
-            ("has_constant", literal(spec.has_constant)),
-            ("constant", literal(spec.constant if spec.has_constant else None)),
-        ],
+        [("name", literal(spec.name))] + _kwargs([
+            ("type", spec.type, "VALUE"),
+            ("fields", tuple(spec.fields), ()),
+            ("min_items", spec.min_items, 1),
+            ("hint", spec.hint, None),
+            ("required", spec.required, True),
+            ("share", spec.share, None),
+            ("entity", entity, None),
+            ("sources", tuple(spec.sources), ()),
+            ("has_constant", spec.has_constant, False),
+            ("constant", spec.constant if spec.has_constant else None, None),
+        ]),
         4,
-        len(literal(spec.name)) + 2,
+        len(literal(spec.name)) + 3,
     )
+
+
+def _skill_meta(skill: ir.SkillProfile, contract: ir.Contract) -> Code:
+    """SKILL: one field per line and one tool name per line, so adding a tool adds a line."""
+    lines = [f"    key={literal(skill.skill_key)},", f"    name={literal(skill.skill_name)},"]
+    for k, v in _kwargs([("mode", contract.mode, "REACT"), ("delegatable", contract.delegatable, False), ("target", contract.target, None)]):
+        lines.append(f"    {k}={v},")
+    if skill.tool_names:
+        lines.append("    tool_names=(")
+        lines += [f"        {literal(n)}," for n in skill.tool_names]
+        lines.append("    ),")
+    for k, v in _kwargs([("semantic_desc", skill.semantic_desc, ""), ("manual", skill.skill_manual, "")]):
+        lines.append(f"    {k}={v},")
+    return Code("rt.SkillMeta(\n" + "\n".join(lines) + "\n)")
 
 
 # ---------------------------------------------------------------- rendering
@@ -510,40 +631,19 @@ def _environment() -> jinja2.Environment:
 def generate_module(skill: ir.SkillProfile, contract: ir.Contract, *, sha256: str | None = None) -> str:
     """The source text of the validator module of `skill` (deterministic for the same input).
 
-    Raises UnsafeLiteral when a contract value is not JSON-like (the build reports it).
+    Raises UnsafeLiteral when a contract value is not JSON-like, or two contract names would
+    share a generated name (the build reports it).
     """
-    enums: list[Code] = []
-    issues: list[Code] = []
-    token = _ISSUES.set(issues)
-    counter = [0]
-    try:
-        tools = [_tool_view(i, contract.tools[name], enums, counter) for i, name in enumerate(sorted(contract.tools))]
-    finally:
-        _ISSUES.reset(token)
+    names = _Names()
+    tools = [_tool_view(names, contract.tools[name]) for name in sorted(contract.tools)]
     digest = sha256 or contract_sha256(skill.skill_contract)
-    skill_meta = Code(
-        "rt.SkillMeta(\n"
-        f"    key={literal(skill.skill_key)},\n"
-        f"    name={literal(skill.skill_name)},\n"
-        f"    mode={literal(contract.mode)},\n"
-        f"    delegatable={literal(contract.delegatable)},\n"
-        f"    target={literal(contract.target)},\n"
-        f"    tool_names={literal(tuple(skill.tool_names))},\n"
-        f"    semantic_desc={literal(skill.semantic_desc)},\n"
-        f"    manual={literal(skill.skill_manual)},\n"
-        f"    contract_sha256={literal(digest)},\n"
-        f"    compiler_version={literal(COMPILER_VERSION)},\n"
-        ")"
-    )
     template = _environment().get_template("skill_module.py.j2")
     return template.render(
         version=Code(COMPILER_VERSION),
         sha=Code(digest),
         key_note=comment(skill.skill_key),
-        skill_meta=skill_meta,
+        skill_meta=_skill_meta(skill, contract),
         tools=tools,
-        enums=enums,
-        issues=issues,
         inputs=[_input_view(s) for s in contract.inputs.values()],
         outputs=[(literal(name), _output_meta(s)) for name, s in contract.outputs.items()],
     )

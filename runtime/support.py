@@ -64,9 +64,12 @@ class ArgMeta:
     bound: bool = False  # has from/const: exempt from the schema's required check (§13 step 1)
     platform: bool = False  # from platform.*: hidden from approval text (§11)
     sources: tuple[str, ...] = ()
-    required: bool = True
-    expected_user: bool = False  # may come from USER: a follow-up may expect it (§12)
-    expected_evidence: bool = False  # may come from EVIDENCE
+    expected_evidence: bool = False  # may come from EVIDENCE (a source, or from: evidence.*)
+
+    @property
+    def expected_user(self) -> bool:
+        """May come from USER: a follow-up may expect it (§12)."""
+        return "USER" in self.sources
 
 
 @dataclass(slots=True)
@@ -74,7 +77,6 @@ class Extraction:
     """What §6.3 extracts from one response."""
 
     values: dict[str, Any] = field(default_factory=dict)  # key -> subtree at path
-    counts: dict[str, int] = field(default_factory=dict)
     empty: bool = False
     entities: tuple[dict[str, Any], ...] = ()
 
@@ -118,23 +120,47 @@ def worst(issues: list[ParamIssue]) -> ParamIssue | None:
     return min(issues, key=lambda i: _PRIORITY[i.action])
 
 
+def bind_nothing(args: dict, ctx: Any) -> dict[str, str]:
+    """The binding of a tool without from/const arguments: nothing is bound."""
+    return {}
+
+
+def check_nothing(args: dict, bound: dict[str, str], ctx: Any) -> ParamResult:
+    """The parameter contract of a tool without configured arguments: nothing to check."""
+    return ParamResult({})
+
+
+def judge_nothing(response: Any) -> Judgement:
+    """No `success` configured: no business judgement, every response succeeds (§6.1)."""
+    return Judgement(True)
+
+
+def extract_default(response: Any, request: dict) -> Extraction:
+    """No `extracts` configured: emptiness by the response's structure (§6.3)."""
+    return Extraction(empty=default_empty(response))
+
+
+def bind_no_inputs(inputs: dict, ctx: Any) -> dict[str, str]:
+    """The input binding of a skill without declared inputs (§7)."""
+    return {}
+
+
 @dataclass(frozen=True)
 class ToolMeta:
-    """One configured tool of a skill: its metadata and its compiled decision functions."""
+    """One configured tool of a skill: its metadata and its compiled decision functions (a
+    generated module names only what differs from these defaults)."""
 
     name: str
-    label: str | None
-    side_effect: str
-    confirm: bool
-    idempotency_key: tuple[tuple, ...]
-    args: Mapping[str, ArgMeta]
-    verify_tool: str | None
-    has_success: bool
-    extract_keys: tuple[str, ...]
-    bind: Callable[[dict, "BindContext"], dict[str, str]]
-    check: Callable[[dict, dict[str, str], "BindContext"], ParamResult]
-    judge: Callable[[Any], Judgement]
-    extract: Callable[[Any, dict], Extraction]
+    label: str | None = None
+    side_effect: str = "NONE"
+    confirm: bool = False
+    idempotency_key: tuple[tuple, ...] = ()
+    args: Mapping[str, ArgMeta] = field(default_factory=dict)
+    verify_tool: str | None = None
+    bind: Callable[[dict, "BindContext"], dict[str, str]] = bind_nothing
+    check: Callable[[dict, dict[str, str], "BindContext"], ParamResult] = check_nothing
+    judge: Callable[[Any], Judgement] = judge_nothing
+    extract: Callable[[Any, dict], Extraction] = extract_default
     verify_args: Callable[[dict], dict] | None = None
 
 
@@ -145,7 +171,6 @@ class InputMeta:
     name: str
     required: bool = True
     provider: str | None = None
-    from_text: str | None = None
     prefix: str | None = None
     share_key: tuple | None = None  # path under shared./session. when prefix is one of them
 
@@ -172,15 +197,13 @@ class SkillMeta:
     """The skill's profile and root contract properties."""
 
     key: str
-    name: str
-    mode: str
-    delegatable: bool
-    target: str | None
-    tool_names: tuple[str, ...]
-    semantic_desc: str
-    manual: str
-    contract_sha256: str
-    compiler_version: str
+    name: str = ""
+    mode: str = "REACT"
+    delegatable: bool = False
+    target: str | None = None
+    tool_names: tuple[str, ...] = ()
+    semantic_desc: str = ""
+    manual: str = ""
 
 
 class BindContext(Protocol):

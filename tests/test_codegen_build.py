@@ -37,7 +37,8 @@ def _studio(extra_input: dict[str, Any] | None = None) -> ir.Studio:
 
 
 def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """What a build wrote (the stamp cache, which holds file times, left out)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != build.STAMPS}
 
 
 def test_build_layout_and_graph(tmp_path: Path) -> None:
@@ -87,6 +88,8 @@ def test_incremental_rewrites_only_the_changed_skill(tmp_path: Path) -> None:
     before = _files(tmp_path)
     again = build.compile_studio(_studio(), tmp_path)
     assert again.regenerated == [] and again.written == [] and _files(tmp_path) == before
+    (tmp_path / build.STAMPS).write_text("{not json")  # a broken cache only costs hashing
+    assert build.compile_studio(_studio(), tmp_path).written == [] and _files(tmp_path) == before
     studio = _studio()
     studio.skills[2] = _skill("a.writer", {"target": "w", "tools": {"w": {"sideEffect": "WRITE", "success": {"path": "code", "op": "EQ", "value": 1}}}})
     third = build.compile_studio(studio, tmp_path)
@@ -117,11 +120,12 @@ def test_check_flags_a_stale_directory(tmp_path: Path, capsys: pytest.CaptureFix
     assert cli(["compile", str(EXAMPLE), "-o", str(out), "--check"]) == 0
     manifest = json.loads((out / "manifest.json").read_text())
     module = out / next(iter(manifest["skills"].values()))["module"]
-    module.write_text(module.read_text().replace("def _t0_bind", "def _t0_bind_edited"))
+    module.write_text(module.read_text().replace("def _cms_article_get__judge(", "def _cms_article_get__judge_edited("))
     capsys.readouterr()
     assert cli(["compile", str(EXAMPLE), "-o", str(out), "--check"]) == 1
     diff = capsys.readouterr().out
-    assert f"--- a/{module.relative_to(out).as_posix()}" in diff and "-def _t0_bind_edited" in diff and "+def _t0_bind(" in diff
+    assert f"--- a/{module.relative_to(out).as_posix()}" in diff
+    assert "-def _cms_article_get__judge_edited(" in diff and "+def _cms_article_get__judge(" in diff
 
 
 def test_committed_generated_dir_is_current() -> None:
@@ -131,9 +135,36 @@ def test_committed_generated_dir_is_current() -> None:
 
 
 def test_file_names_are_injective() -> None:
-    names = build.file_names([f"k{i}" for i in range(2000)] + ["k1"], "s_")
-    assert len(set(names.values())) == len(names) == 2000
-    assert all(n.startswith("s_") and n[2:].isalnum() for n in names.values())
+    names = build.file_names([f"k{i}" for i in range(2000)] + ["k1"])
+    assert len(set(names.values())) == len(names) == 2000 and names["k1"] == "k1"
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["Cms.Article.Find", "con", "CON.article", "nul.x", "com1", "lpt9.a", "a/b", "a\\b", "a:b", "x.", "x" * 101, "é.find", "",
+     "a b", "_private", ".hidden", "-dash", "tab\there", "q?", "star*"],
+)
+def test_odd_keys_get_a_portable_fallback(key: str) -> None:
+    stem = build.file_stem(key)
+    assert stem.startswith("_") and len(stem) <= 64 and stem == stem.lower()
+    assert all(c.isascii() and (c.isalnum() or c in "._-") for c in stem) and not stem.endswith(".")
+    assert build.file_stem(key) == stem  # deterministic
+
+
+def test_file_names_differ_on_case_insensitive_file_systems() -> None:
+    keys = ["cms.article.find", "Cms.Article.Find", "CMS.ARTICLE.FIND", "cms.article.Find", "con.x", "CON.x"]
+    names = build.file_names(keys)
+    assert names["cms.article.find"] == "cms.article.find"
+    assert len({n.casefold() for n in names.values()}) == len(keys)
+    # a plain name never collides with a fallback: plain names never start with "_"
+    assert all(n.startswith("_") for k, n in names.items() if k != "cms.article.find")
+
+
+def test_skills_and_agents_are_files_named_after_their_keys(tmp_path: Path) -> None:
+    result = build.compile_studio(_studio(), tmp_path)
+    assert result.manifest["skills"]["a.writer"]["module"] == "skills/a.writer.py"
+    assert result.manifest["agents"]["main"]["graph"] == "agents/main.json"
+    assert sorted(p.name for p in (tmp_path / "skills").iterdir()) == ["a.consumer.py", "a.provider.py", "a.writer.py", "b.only.py"]
 
 
 def test_graph_and_explain_commands(capsys: pytest.CaptureFixture[str]) -> None:

@@ -358,12 +358,13 @@ def test_extract_counts_values_and_empty() -> None:
     meta = compile_contract(
         {"tools": {"t": {"extracts": [{"key": "rows", "path": "data.records"}, {"key": "head", "path": "data.head", "fields": ["id", "name"]}, {"path": "data.total"}]}}}
     ).TOOLS["t"]
-    assert meta.extract_keys == ("rows", "head", "data.total")
     x = meta.extract({"data": {"records": [{"id": 1}, {"id": 2}], "head": {"id": None, "name": "n"}, "total": 2}}, {})
-    assert x.counts == {"rows": 2, "head": 1, "data.total": 1} and x.empty is False
+    assert list(x.values) == ["rows", "head", "data.total"] and x.empty is False
     assert x.values["rows"] == [{"id": 1}, {"id": 2}]
     x = meta.extract({"data": {"records": [], "head": {"id": None, "name": ""}}}, {})
-    assert x.counts == {"rows": 0, "head": 0, "data.total": 0} and x.empty is True
+    assert x.empty is True
+    x = meta.extract({"data": {"records": [], "head": {"id": 1}}}, {})
+    assert x.empty is False  # one extract with content is enough
 
 
 def test_extract_default_empty_without_extracts() -> None:
@@ -467,12 +468,14 @@ def test_metadata_records() -> None:
     m = compile_contract(contract, ["a", "w"])
     assert list(m.TOOLS) == ["a", "w"]
     w = m.TOOLS["w"]
-    assert (w.side_effect, w.confirm, w.has_success, w.label) == ("WRITE", True, True, "Write")
+    assert (w.side_effect, w.confirm, w.label) == ("WRITE", True, "Write")
+    assert w.judge({"code": 0}).business_ok and not w.judge({"code": 1}).business_ok
     assert w.idempotency_key == ((("k", "title"),), (("k", "lines"), ("e",), ("k", "code")))
-    assert w.args["title"] == rt.ArgMeta("title", (("k", "title"),), "Title", True, False, False, ("USER",), True, True, False)
+    assert w.args["title"] == rt.ArgMeta("title", (("k", "title"),), "Title", True, False, False, ("USER",), False)
+    assert w.args["title"].expected_user
     assert w.args["uid"].bound and w.args["uid"].platform and not w.args["uid"].expected_user
     assert w.args["lines[].code"].expected_evidence
-    assert m.TOOLS["a"].confirm is False and m.TOOLS["a"].has_success is False
+    assert m.TOOLS["a"].confirm is False and m.TOOLS["a"].judge is rt.judge_nothing and m.TOOLS["a"].bind is rt.bind_nothing
     assert (m.SKILL.key, m.SKILL.mode, m.SKILL.target, m.SKILL.tool_names) == ("t.skill", "PLAN", "w", ("a", "w"))
     o = m.OUTPUTS["articleId"]
     assert (o.share, o.entity, o.sources) == ("SESSION", rt.EntitySpec("article", "id", "name", "id"), ("EVIDENCE",))

@@ -89,8 +89,22 @@ def hostile_contract(s: str) -> tuple[ir.SkillProfile, ir.Contract]:
     return profile, contract
 
 
+_KINDS = {"bind", "check", "judge", "extract", "verify_args", "MISSING", "PROVENANCE", "ENUM", "ALLOWED"}
+
+
 def _names(source: str) -> list[str]:
-    return [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.NAME]
+    """The identifiers of `source`, with the parts codegen derives from contract names (tool,
+    argument: `_<tool>__<arg>__<KIND>`) replaced by a placeholder; every identifier is ASCII."""
+    out = []
+    for t in tokenize.generate_tokens(io.StringIO(source).readline):
+        if t.type != tokenize.NAME:
+            continue
+        assert t.string.isascii(), t.string
+        if t.string.startswith("_") and "__" in t.string[1:]:
+            out.append("__".join(p if p in _KINDS else "<name>" for p in t.string[1:].split("__")))
+        else:
+            out.append(t.string)
+    return out
 
 
 def _import(source: str) -> types.ModuleType:
