@@ -1,7 +1,9 @@
 """Load a compiled studio: the validator modules and agent graph templates `skillc compile` wrote.
 
 The runtime never imports the compiler: modules are imported from their files with importlib
-(each under a unique module name, so two loaded versions of a skill never collide), graph
+(each under a unique module name, so two loaded versions of a skill never collide, and a file stem
+such as `cms.article.find` need not be an identifier); a path in the manifest that leads outside
+the directory is refused. Graph
 templates are node-link JSON read with networkx. `CompiledStudio.refresh()` runs every turn: it
 re-reads manifest.json and re-imports only the modules whose hash changed. With a `source`
 (compile-on-load, needs the compiler extra) it first rebuilds the directory incrementally, so a
@@ -123,6 +125,14 @@ class CompiledStudio:
         self._manifest_stamp = stamp
         return changed
 
+    def _inside(self, rel: str, key: str) -> Path:
+        """The file `rel` of the manifest, which must stay inside the compiled directory."""
+        root = self.out_dir.resolve()
+        path = (root / rel).resolve()
+        if root not in path.parents:
+            raise CompiledStudioError(f"the manifest names {rel!r} for {key!r}, outside {self.out_dir}")
+        return path
+
     def _apply(self, manifest: dict[str, Any]) -> bool:
         changed = False
         skills: dict[str, ModuleType] = {}
@@ -140,7 +150,7 @@ class CompiledStudio:
             if key in self.skills and self._module_sha.get(key) == sha:
                 skills[key] = self.skills[key]
             else:
-                file = self.out_dir / entry["module"]
+                file = self._inside(entry["module"], key)
                 if sha and hashlib.sha256(file.read_bytes()).hexdigest() != sha:
                     raise CompiledStudioError(f"{file} does not match the manifest (edited by hand? run `skillc compile`)")
                 skills[key] = _import(file, key)
@@ -153,7 +163,7 @@ class CompiledStudio:
             if code in self.agents and self._graph_sha.get(code) == sha:
                 agents[code] = self.agents[code]
             else:
-                data = json.loads((self.out_dir / entry["graph"]).read_text(encoding="utf-8"))
+                data = json.loads(self._inside(entry["graph"], code).read_text(encoding="utf-8"))
                 agents[code] = _agent(code, data)
                 changed = True
             graph_shas[code] = sha

@@ -77,3 +77,13 @@ print(len(s.skills))
 """
     out = subprocess.run([sys.executable, "-c", code, str(ROOT / "generated")], check=True, capture_output=True, text=True)
     assert int(out.stdout) >= 1
+
+
+def test_manifest_paths_stay_inside_the_directory(tmp_path: Path) -> None:
+    result = build.compile_studio(_studio(2), tmp_path)
+    assert result.manifest["skills"]["s.one"]["module"] == "skills/s.one.py"  # a stem with dots imports
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    manifest["skills"]["s.one"]["module"] = "../elsewhere.py"
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(CompiledStudioError, match="outside"):
+        load_compiled(tmp_path)
