@@ -89,15 +89,17 @@ def fake_model() -> Iterator[FakeOpenAIServer]:
         yield srv
 
 
-@pytest.fixture(scope="module")
-def live(fake_model: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """`skillc serve` in development mode over the compiled example studio and the CMS server."""
+def start_live(tmp: Path, fake_model: FakeOpenAIServer, *, cms_args: list[str] | None = None,
+               mcp_timeout: float | None = None) -> LiveServer:
+    """`skillc serve` in development mode over the compiled example studio and the example CMS
+    server (`cms_args`: another stdio MCP server serving the CMS tools, run with this Python)."""
     try:
         from skillc.runtime.server import create_app
     except ImportError as exc:  # the server package is not there: nothing to drive
         pytest.skip(f"skillc.runtime.server.create_app is unavailable: {exc}")
-    tmp = tmp_path_factory.mktemp("console")
     compiled = _compiled_studio(tmp)
+    env = {"CMS_DB": str(tmp / "cms.sqlite")}
+    args = cms_args or ["-m", "skillc.examples.cms_server"]
     config = tmp / "skillc.toml"
     config.write_text(f"""
 [studio]
@@ -107,15 +109,23 @@ path = {json.dumps(str(tmp / "store.sqlite"))}
 [model]
 base_url = {json.dumps(fake_model.url)}
 model = "fake"
+[mcp]
+timeout = {mcp_timeout or 30}
 [mcp.servers.cms]
 command = {json.dumps(sys.executable)}
-args = ["-m", "skillc.examples.cms_server"]
-env = {{ CMS_DB = {json.dumps(str(tmp / "cms.sqlite"))} }}
+args = {json.dumps(args)}
+env = {{ {", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in env.items())} }}
 [server]
 auth = "dev"
 trace_dir = {json.dumps(str(tmp / "traces"))}
 """, encoding="utf-8")
-    server = LiveServer(create_app(config_path=str(config))).start()
+    return LiveServer(create_app(config_path=str(config))).start()
+
+
+@pytest.fixture(scope="module")
+def live(fake_model: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The server the module's tests share (a module may override this fixture)."""
+    server = start_live(tmp_path_factory.mktemp("console"), fake_model)
     try:
         yield server
     finally:
@@ -131,6 +141,9 @@ def browser() -> Iterator[Any]:
         from playwright.sync_api import sync_playwright
     except ImportError:
         pytest.skip("the playwright Python package is not installed (pip install -e '.[dev]')")
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=20_000)  # a run may wait on the MCP server's first start
     with sync_playwright() as pw:
         chrome = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
