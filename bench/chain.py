@@ -113,7 +113,7 @@ async def chain_fixture() -> tuple[Any, Any]:
     """A session running scenario 01's node n1 over the compiled example studio and the stub."""
     import skillc.generated
     from skillc.runtime.config import Settings
-    from skillc.runtime.engine import Runtime
+    from skillc.runtime.session import Runtime
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.state import NodeState, TaskState

@@ -56,7 +56,7 @@ async def main(sessions: int) -> None:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
     from skillc.runtime.config import Settings
-    from skillc.runtime.engine import Runtime
+    from skillc.runtime.session import Runtime
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.scripted import ScriptedModel

@@ -59,7 +59,7 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     """The interactive loop; `read(prompt)` raises EOFError at the end of input."""
     from skillc.render import Renderer
     from skillc.runtime.config import load_config
-    from skillc.runtime.engine import Runtime
+    from skillc.runtime.session import Runtime
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.openai import OpenAIChatModel
     from skillc.runtime.store import Store

@@ -59,7 +59,7 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
     from skillc.compiler.build import compile_studio
     from skillc.render import Renderer
     from skillc.runtime.config import McpServerConfig, Settings
-    from skillc.runtime.engine import Runtime
+    from skillc.runtime.session import Runtime
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.scripted import ScriptedModel

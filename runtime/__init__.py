@@ -15,9 +15,9 @@ __all__ = ["Reply", "Runtime", "Session", "Settings", "Store", "TraceWriter", "l
 def __getattr__(name: str) -> Any:
     # Lazy, so `import skillc.runtime.support` from a generated module stays cheap.
     if name in ("Reply", "Runtime", "Session"):
-        from skillc.runtime import engine
+        from skillc.runtime import session
 
-        return getattr(engine, name)
+        return getattr(session, name)
     if name == "Settings":
         from skillc.runtime.config import Settings
 

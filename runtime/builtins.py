@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from skillc.runtime import envtools
+from skillc.runtime import envtools, lifecycle
 from skillc.runtime import support as rt
 from skillc.runtime.chain import CallResult, reject
 from skillc.runtime.completion import finish_check, output_source_ok
@@ -17,7 +17,7 @@ from skillc.runtime.model.base import ToolSpec
 from skillc.runtime.state import FollowUp, NodeState
 
 if TYPE_CHECKING:
-    from skillc.runtime.engine import Env
+    from skillc.runtime.seams import SessionEnv
 
 PLATFORM_FIELDS = ("userId", "memberId", "name", "organId", "organName", "organType", "deptPath")
 
@@ -47,7 +47,7 @@ SPECS: dict[str, ToolSpec] = {t.name: t for t in (
 )}
 
 
-def offered(env: "Env", node: NodeState) -> list[str]:
+def offered(env: SessionEnv, node: NodeState) -> list[str]:
     """The builtins offered to the model for this node now."""
     names = ["builtin_node_follow_up"]
     if node.pending is not None and not node.pending.asked:
@@ -62,12 +62,12 @@ def offered(env: "Env", node: NodeState) -> list[str]:
     return names
 
 
-def delegable(env: "Env", node: NodeState) -> list[str]:
+def delegable(env: SessionEnv, node: NodeState) -> list[str]:
     """Skills this node may delegate to: the agent's delegation catalog, itself excluded."""
     return [k for k in env.agent_delegables() if k != node.skill]
 
 
-def outputs_used(env: "Env", node: NodeState) -> bool:
+def outputs_used(env: SessionEnv, node: NodeState) -> bool:
     """Someone uses this node's outputs (a dependant, or a required/shared/entity output)."""
     if any(node.id in n.deps for n in env.task.nodes.values()):
         return True
@@ -77,7 +77,7 @@ def outputs_used(env: "Env", node: NodeState) -> bool:
 # ---------------------------------------------------------------- node builtins
 
 
-async def follow_up(env: "Env", node: NodeState, args: dict[str, Any]) -> CallResult:
+async def follow_up(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     question = str(args.get("question") or "").strip()
     fields = args.get("expectedFields") or []
     if not question:
@@ -111,11 +111,11 @@ async def follow_up(env: "Env", node: NodeState, args: dict[str, Any]) -> CallRe
                           "a question without expectedFields is allowed only after a query came back empty or failed",
                           "name the arguments you need in expectedFields, or continue with the tools")
     node.follow_up = FollowUp(question=question, expected_fields=list(fields))
-    node.suspended = "FOLLOW_UP"
+    lifecycle.ask(node, "FOLLOW_UP")
     return CallResult(ok=True, message="the question was sent to the user; wait for the answer", effect="suspend")
 
 
-async def approval(env: "Env", node: NodeState, args: dict[str, Any]) -> CallResult:
+async def approval(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     tool = str(args.get("toolName") or "")
     pending = node.pending
     if pending is None:
@@ -128,11 +128,11 @@ async def approval(env: "Env", node: NodeState, args: dict[str, Any]) -> CallRes
     pending.question = (summary + "\n" if summary else "") + pending.summary
     pending.asked = True
     pending.asked_at = env.now()
-    node.suspended = "APPROVAL"
+    lifecycle.ask(node, "APPROVAL")
     return CallResult(ok=True, message="the user was asked to confirm", effect="suspend")
 
 
-async def finish(env: "Env", node: NodeState, args: dict[str, Any]) -> CallResult:
+async def finish(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     output = args.get("output")
     failed = finish_check(env, node, output)
     if failed:
@@ -141,12 +141,12 @@ async def finish(env: "Env", node: NodeState, args: dict[str, Any]) -> CallResul
     return CallResult(ok=True, message="finished", effect="finish")
 
 
-async def fail(env: "Env", node: NodeState, args: dict[str, Any]) -> CallResult:
+async def fail(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     node.reason = str(args.get("reason") or "the node gave up")
     return CallResult(ok=True, message="failed", effect="fail")
 
 
-async def delegate(env: "Env", node: NodeState, args: dict[str, Any]) -> CallResult:
+async def delegate(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     key = str(args.get("skillKey") or "")
     objective = str(args.get("objective") or "")
     if key not in env.agent_skills():
@@ -163,7 +163,7 @@ async def delegate(env: "Env", node: NodeState, args: dict[str, Any]) -> CallRes
                       effect="delegate", data={"node": child.id})
 
 
-async def output_set(env: "Env", node: NodeState, args: dict[str, Any]) -> CallResult:
+async def output_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     key = args.get("key")
     value = args.get("value")
     source = str(args.get("sourceType") or "")
@@ -187,7 +187,7 @@ async def output_set(env: "Env", node: NodeState, args: dict[str, Any]) -> CallR
     return CallResult(ok=True, message=f"output {key} set")
 
 
-def _source_problem(env: "Env", node: NodeState, spec: Any, value: Any, source: str, ref: Any,
+def _source_problem(env: SessionEnv, node: NodeState, spec: Any, value: Any, source: str, ref: Any,
                     path: Any) -> tuple[str, str] | None:
     if source == "MODEL":
         return "SOURCE_REJECT", "an output cannot come from MODEL"
@@ -224,7 +224,7 @@ def _source_problem(env: "Env", node: NodeState, spec: Any, value: Any, source: 
     return None
 
 
-async def state_set(env: "Env", node: NodeState, args: dict[str, Any]) -> CallResult:
+async def state_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     key = args.get("key")
     if not isinstance(key, str) or not key or key.startswith("_") or key in PLATFORM_FIELDS:
         return reject("STATE_KEY_RESERVED", f"{key!r} is a reserved key", "use another key")
@@ -232,7 +232,7 @@ async def state_set(env: "Env", node: NodeState, args: dict[str, Any]) -> CallRe
     return CallResult(ok=True, message=f"{key} noted")
 
 
-async def evidence_get(env: "Env", node: NodeState, args: dict[str, Any]) -> CallResult:
+async def evidence_get(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     eid = str(args.get("evidenceId") or "").strip()
     if not eid:
         return reject("EVIDENCE_PATH_INVALID", "evidenceId is empty", "give an evidence id such as e1")
@@ -243,12 +243,12 @@ async def evidence_get(env: "Env", node: NodeState, args: dict[str, Any]) -> Cal
                                      "response": ev.response})
 
 
-async def session_info(env: "Env", node: NodeState, args: dict[str, Any]) -> CallResult:
+async def session_info(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     return CallResult(ok=True, data={"sessionId": env.session.id, "taskId": env.task.id, "nodeId": node.id,
                                      "nodeState": node.state})
 
 
-Handler = Callable[["Env", NodeState, dict[str, Any]], Awaitable[CallResult]]
+Handler = Callable[["SessionEnv", NodeState, dict[str, Any]], Awaitable[CallResult]]
 HANDLERS: dict[str, Handler] = {
     "builtin_node_follow_up": follow_up,
     "builtin_node_approval": approval,
@@ -262,7 +262,7 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-async def call_builtin(env: "Env", node: NodeState, name: str, args: dict[str, Any]) -> CallResult:
+async def call_builtin(env: SessionEnv, node: NodeState, name: str, args: dict[str, Any]) -> CallResult:
     """Run one builtin."""
     handler = HANDLERS.get(name)
     if handler is not None:

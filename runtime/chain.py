@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any, Callable
 from skillc.runtime import support as rt
 from skillc.runtime.context import NodeContext
 from skillc.runtime.errors import code_of
+from skillc.runtime.evidence import register, settle_success
 from skillc.runtime.gate import approval_needed, approval_summary, idempotency_key
 from skillc.runtime.state import Evidence, NodeState, PendingApproval
 from skillc.runtime.trace import mask_args
 
 if TYPE_CHECKING:
-    from skillc.runtime.engine import Env
+    from skillc.runtime.seams import SessionEnv
 
 # §14.4: which call failures leave a write's outcome uncertain.
 UNCERTAIN = frozenset({"TOOL_TIMEOUT", "TOOL_IO_ERROR", "MCP_RPC_ERROR", "TOOL_ERROR"})
@@ -82,7 +83,7 @@ def reject(error: str, message: str, next_hint: str | None = None, args: Any = N
 class Call:
     """One business call travelling through the chain."""
 
-    env: "Env"
+    env: SessionEnv
     node: NodeState
     tool: str
     raw: Any
@@ -278,7 +279,7 @@ BEFORE: tuple[Callable[[Call], CallResult | None], ...] = (
 )
 
 
-async def run_chain(env: "Env", node: NodeState, tool: str, raw: Any, *, approved: bool = False) -> CallResult:
+async def run_chain(env: SessionEnv, node: NodeState, tool: str, raw: Any, *, approved: bool = False) -> CallResult:
     """Run one business call through the whole chain."""
     skill = env.skill_module(node.skill)
     c = Call(env=env, node=node, tool=tool, raw=raw, approved=approved, meta=skill.TOOLS.get(tool))
@@ -302,16 +303,15 @@ async def run_chain(env: "Env", node: NodeState, tool: str, raw: Any, *, approve
 async def invoke(c: Call) -> CallResult:
     """The call itself, then ResponseContract, Evidence and the fingerprint count."""
     env, node, meta = c.env, c.node, c.meta
-    env.current_node = node.id
     write = meta is not None and meta.side_effect == "WRITE"
     ev = Evidence(id="", task=env.task.id if env.task else "", node=node.id, tool=c.tool, args=c.args,
                   side_effect="WRITE" if write else "NONE", turn=env.session.turn, idem_key=c.idem)
     if write:
-        env.register_evidence(ev)  # pre-registered and committed before the tool is called
+        register(env, ev)  # pre-registered and committed before the tool is called
         env.save()
-    outcome = await env.rt.gateway.call(c.tool, c.args)
+    outcome = await env.call_tool(node, c.tool, c.args)
     if not write:
-        env.register_evidence(ev, store=False)  # stored once, when settled below
+        register(env, ev, store=False)  # stored once, when settled below
     args = c.trace_args()
     if outcome.error:
         ev.status = "UNKNOWN" if write and outcome.error in UNCERTAIN else "FAILED"
@@ -348,28 +348,6 @@ async def invoke(c: Call) -> CallResult:
                           settled=settled)
     return CallResult(ok=True, evidence=ev.id, status=ev.status, business_ok=True, empty=ev.empty,
                       data=outcome.response, args=args, settled=settled)
-
-
-def settle_success(env: "Env", ev: Evidence, meta: rt.ToolMeta | None, response: Any) -> rt.Judgement | None:
-    """Judge and extract a response that arrived: the evidence becomes SUCCESS (§6). Returns the
-    response contract's verdict (None for a tool without a contract: no business judgement)."""
-    ev.status = "SUCCESS"
-    ev.response = response
-    judgement = None
-    if meta is None:
-        ev.business_ok, ev.empty = True, rt.default_empty(response)
-    else:
-        judgement = meta.judge(response)
-        ev.business_ok = judgement.business_ok
-        extraction = meta.extract(response, ev.args)
-        ev.empty = extraction.empty
-        if ev.business_ok:
-            # An extract whose path is absent holds no value (MISSING must not reach the store).
-            ev.values = {k: v for k, v in extraction.values.items() if v is not rt.MISSING}
-            ev.entities = [dict(e, task=ev.task, evidence=ev.id) for e in extraction.entities]
-            env.session.entities.extend(ev.entities)
-    env.put_evidence(ev)
-    return judgement
 
 
 def _found(value: Any, containers: bool = False) -> bool:

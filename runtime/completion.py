@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 from skillc.runtime.state import OPEN_STATUSES, NodeState
 
 if TYPE_CHECKING:
-    from skillc.runtime.engine import Env
+    from skillc.runtime.seams import SessionEnv
 
 
 def write_tools(module: Any) -> set[str]:
@@ -35,7 +35,7 @@ def _empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {}
 
 
-def finish_check(env: "Env", node: NodeState, output: Any) -> tuple[str, str] | None:
+def finish_check(env: SessionEnv, node: NodeState, output: Any) -> tuple[str, str] | None:
     """The first failing check of §10.2 as (error name, hint), or None when the node may finish."""
     if _empty(output) or (isinstance(output, str) and not output.strip()):
         return "FINISH_MISSING_OUTPUT", "call builtin_node_finish with a non-empty output describing the result"
@@ -60,7 +60,7 @@ def finish_check(env: "Env", node: NodeState, output: Any) -> tuple[str, str] | 
     return None
 
 
-def target_done(env: "Env", node: NodeState) -> bool:
+def target_done(env: SessionEnv, node: NodeState) -> bool:
     """The target tool completed in this node or one of its delegated prerequisite nodes."""
     nodes = [node] + [env.task.nodes[d["node"]] for d in node.delegations if d["node"] in env.task.nodes]
     for n in nodes:

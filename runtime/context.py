@@ -11,7 +11,7 @@ from skillc.runtime import support as rt
 from skillc.runtime.state import Evidence, NodeState
 
 if TYPE_CHECKING:
-    from skillc.runtime.engine import Env
+    from skillc.runtime.seams import SessionEnv
 
 
 def upstream_order(task_nodes: dict[str, NodeState], node: NodeState) -> list[NodeState]:
@@ -74,7 +74,7 @@ def _recent_user_texts(messages: list[dict[str, Any]], limit: int) -> list[str]:
 class NodeContext:
     """The BindContext of one node of one task."""
 
-    def __init__(self, env: "Env", node: NodeState) -> None:
+    def __init__(self, env: SessionEnv, node: NodeState) -> None:
         self.env = env
         self.node = node
         self.platform = env.platform

@@ -14,7 +14,7 @@ from skillc.runtime.model.base import ModelRequest
 from skillc.runtime.prompting import render
 
 if TYPE_CHECKING:
-    from skillc.runtime.engine import Env
+    from skillc.runtime.seams import SessionEnv
 
 
 class PlanningFailed(Exception):
@@ -36,7 +36,7 @@ class PlannedNode:
     kind: str = "main"
 
 
-async def route(env: "Env", message: str) -> tuple[str, str]:
+async def route(env: SessionEnv, message: str) -> tuple[str, str]:
     """(agent_code, via): `only` when one agent is loadable, else the model chooses by mission."""
     agents = env.loadable_agents()
     if not agents:
@@ -45,14 +45,14 @@ async def route(env: "Env", message: str) -> tuple[str, str]:
         return agents[0], "only"
     prompt = render("route.j2", agents=[_Obj(env.agent_profile(a)) for a in agents], message=message)
     schema = {"type": "object", "properties": {"agent": {"type": "string", "enum": agents}}, "required": ["agent"]}
-    reply = await env.rt.model.complete(ModelRequest("route", [{"role": "user", "content": prompt}], answer_schema=schema))
+    reply = await env.model.complete(ModelRequest("route", [{"role": "user", "content": prompt}], answer_schema=schema))
     choice = reply.choice.get("agent") if isinstance(reply.choice, dict) else reply.choice
     if choice not in agents:
         raise PlanningFailed("SKILL_NOT_FOUND", f"the model routed to an unknown agent {choice!r}")
     return choice, "model"
 
 
-async def choose_skills(env: "Env", agent: str, message: str) -> list[str]:
+async def choose_skills(env: SessionEnv, agent: str, message: str) -> list[str]:
     """Candidate skills: the only one, or the model's choice over the skill catalog."""
     skills = env.agent_skills(agent)
     if not skills:
@@ -64,13 +64,13 @@ async def choose_skills(env: "Env", agent: str, message: str) -> list[str]:
     prompt = render("intent.j2", agent=_Obj(env.agent_profile(agent)), skills=catalog, message=message)
     schema = {"type": "object", "properties": {"skills": {"type": "array", "items": {"type": "string", "enum": skills}}},
               "required": ["skills"]}
-    reply = await env.rt.model.complete(ModelRequest("intent", [{"role": "user", "content": prompt}], answer_schema=schema))
+    reply = await env.model.complete(ModelRequest("intent", [{"role": "user", "content": prompt}], answer_schema=schema))
     chosen = reply.choice.get("skills") if isinstance(reply.choice, dict) else reply.choice
     picked = [k for k in (chosen or []) if isinstance(k, str) and k in skills]
     return list(dict.fromkeys(picked)) or skills[:1]
 
 
-async def plan(env: "Env", agent: str, candidates: list[str], message: str) -> tuple[list[PlannedNode], str]:
+async def plan(env: SessionEnv, agent: str, candidates: list[str], message: str) -> tuple[list[PlannedNode], str]:
     """The task graph and how it was made (`shortcut`, `model`, `fallback`), providers inserted."""
     if len(candidates) == 1 and env.skill_module(candidates[0]).SKILL.mode == "REACT":
         module = env.skill_module(candidates[0])
@@ -80,7 +80,7 @@ async def plan(env: "Env", agent: str, candidates: list[str], message: str) -> t
     return insert_providers(env, agent, nodes), via
 
 
-async def _model_plan(env: "Env", agent: str, candidates: list[str], message: str) -> tuple[list[PlannedNode], str]:
+async def _model_plan(env: SessionEnv, agent: str, candidates: list[str], message: str) -> tuple[list[PlannedNode], str]:
     skills = []
     for k in candidates:
         m = env.skill_module(k)
@@ -91,14 +91,14 @@ async def _model_plan(env: "Env", agent: str, candidates: list[str], message: st
         "type": "object", "required": ["id", "skill"], "properties": {
             "id": {"type": "string"}, "skill": {"type": "string", "enum": candidates},
             "target": {"type": "string"}, "deps": {"type": "array", "items": {"type": "string"}}}}}}}
-    reply = await env.rt.model.complete(ModelRequest("plan", [{"role": "user", "content": prompt}], answer_schema=schema))
+    reply = await env.model.complete(ModelRequest("plan", [{"role": "user", "content": prompt}], answer_schema=schema))
     nodes = validate_plan(env, reply.choice, candidates)
     if nodes is None:
         return fallback_plan(env, candidates), "fallback"
     return nodes, "model"
 
 
-def validate_plan(env: "Env", choice: Any, candidates: list[str]) -> list[PlannedNode] | None:
+def validate_plan(env: SessionEnv, choice: Any, candidates: list[str]) -> list[PlannedNode] | None:
     """The model's plan as nodes, or None when it is unusable (unknown skills, bad ids, cycles)."""
     raw = choice.get("nodes") if isinstance(choice, dict) else None
     if not isinstance(raw, list) or not raw:
@@ -130,7 +130,7 @@ def validate_plan(env: "Env", choice: Any, candidates: list[str]) -> list[Planne
     return sorted(nodes, key=lambda n: order[n.node])
 
 
-def fallback_plan(env: "Env", candidates: list[str]) -> list[PlannedNode]:
+def fallback_plan(env: SessionEnv, candidates: list[str]) -> list[PlannedNode]:
     """The safe default: one node per candidate, in order, each after the previous."""
     nodes = []
     for i, key in enumerate(candidates, 1):
@@ -139,7 +139,7 @@ def fallback_plan(env: "Env", candidates: list[str]) -> list[PlannedNode]:
     return nodes
 
 
-def insert_providers(env: "Env", agent: str, nodes: list[PlannedNode]) -> list[PlannedNode]:
+def insert_providers(env: SessionEnv, agent: str, nodes: list[PlannedNode]) -> list[PlannedNode]:
     """§7: a prerequisite node per input with a provider, unless its shared value already exists.
 
     A provider that is already a node of the plan only adds the dependency; an inserted provider

@@ -13,7 +13,7 @@ from skillc.runtime.model.base import ToolSpec
 from skillc.runtime.state import NodeState
 
 if TYPE_CHECKING:
-    from skillc.runtime.engine import Env
+    from skillc.runtime.seams import SessionEnv
 
 
 @lru_cache(maxsize=1)
@@ -44,7 +44,7 @@ def arg_rule(a: rt.ArgMeta) -> str:
     return "must come from " + " or ".join(names.get(s, s) for s in a.sources if s in names)
 
 
-def node_system_prompt(env: "Env", node: NodeState) -> str:
+def node_system_prompt(env: SessionEnv, node: NodeState) -> str:
     """The node prompt: agent descriptions, manual, catalog, inputs, outputs."""
     module = env.skill_module(node.skill)
     tools = []
@@ -69,7 +69,7 @@ def node_system_prompt(env: "Env", node: NodeState) -> str:
                   inputs=inputs, outputs=outputs, builtins=node_builtins, env_builtins=env_builtins)
 
 
-def step_messages(env: "Env", node: NodeState) -> list[dict[str, Any]]:
+def step_messages(env: SessionEnv, node: NodeState) -> list[dict[str, Any]]:
     """The first messages of a node's conversation."""
     # a delegate works toward its delegator's objective; any other node toward the user's message
     # (a provider's title is in its system prompt)
@@ -77,7 +77,7 @@ def step_messages(env: "Env", node: NodeState) -> list[dict[str, Any]]:
     return [{"role": "system", "content": node_system_prompt(env, node)}, {"role": "user", "content": goal}]
 
 
-def tool_specs(env: "Env", node: NodeState) -> list[ToolSpec]:
+def tool_specs(env: SessionEnv, node: NodeState) -> list[ToolSpec]:
     """Builtins offered now, then the skill's business tools with their MCP schemas."""
     specs = [builtins.SPECS[n] for n in builtins.offered(env, node)]
     module = env.skill_module(node.skill)

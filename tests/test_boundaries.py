@@ -43,7 +43,7 @@ def test_a_compiled_studio_runs_with_lark_blocked(tmp_path: Path) -> None:
     script = BLOCK_LARK + f"""
 import asyncio
 from skillc.runtime.loader import load_compiled
-from skillc.runtime.engine import Runtime
+from skillc.runtime.session import Runtime
 from skillc.runtime.store import Store
 from skillc.runtime.config import Settings
 from skillc.runtime.model.scripted import ScriptedModel

@@ -19,7 +19,7 @@ from skillc.runtime import support as rt
 from skillc.runtime.chain import run_chain
 from skillc.runtime.config import Settings
 from skillc.runtime.context import NodeContext, upstream_order
-from skillc.runtime.engine import Runtime, Session
+from skillc.runtime.session import Runtime, Session
 from skillc.runtime.errors import code_of
 from skillc.runtime.gate import approval_needed, approval_summary, idempotency_key, path_text
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo

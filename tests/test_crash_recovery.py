@@ -166,7 +166,7 @@ async def _reopen_and_settle(compiled: Path, store_path: Path,
     """Process two (this one): reopen the store, check the write, play the next turn.
     Returns (trace events, the evidence status after reopening, the same status read back from disk)."""
     from skillc.runtime.config import Settings
-    from skillc.runtime.engine import Runtime
+    from skillc.runtime.session import Runtime
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
     from skillc.runtime.model.scripted import ScriptedModel

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from skillc.runtime import builtins
 from skillc.runtime.config import Settings
-from skillc.runtime.engine import Runtime
+from skillc.runtime.session import Runtime
 from skillc.runtime.model.base import ModelError, ModelRequest, ModelResponse, ToolCall
 from skillc.runtime.model.double import ModelDouble
 from skillc.runtime.store import Store

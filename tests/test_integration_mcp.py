@@ -63,7 +63,7 @@ class Run:
                         tool=tool, args=args)
 
     async def __aenter__(self) -> Run:
-        from skillc.runtime.engine import Runtime
+        from skillc.runtime.session import Runtime
 
         await self.gateway.start()
         assert not self.gateway.unreachable_servers, self.gateway.unreachable_servers

@@ -118,7 +118,7 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import SourceError, studio_from_mapping
     from skillc.runtime.config import McpServerConfig, Settings
-    from skillc.runtime.engine import Runtime
+    from skillc.runtime.session import Runtime
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.mcp.gateway import GatewayConfigError, McpGateway
     from skillc.runtime.model.scripted import ScriptedModel

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from skillc.runtime.config import Settings
-from skillc.runtime.engine import Runtime, Session
+from skillc.runtime.session import Runtime, Session
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo
 from skillc.runtime.model.base import ModelRequest, ModelResponse, ToolCall
 from skillc.runtime.model.double import ModelDouble

@@ -23,7 +23,7 @@ from typing import Any
 async def run(job: dict[str, Any]) -> None:
     """Open the runtime and play every turn of the job."""
     from skillc.runtime.config import McpServerConfig, Settings
-    from skillc.runtime.engine import Runtime
+    from skillc.runtime.session import Runtime
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.scripted import ScriptedModel

@@ -1,0 +1,104 @@
+"""A node's state transitions, in one place: every write of `NodeState.state` and
+`NodeState.suspended` goes through a function here, and each emits its trace event.
+
+PENDING -> RUNNING (started) -> SUSPENDED (FOLLOW_UP / APPROVAL / VERIFY) | WAITING (delegate)
+-> RUNNING again -> DONE | FAILED | CANCELLED; a satisfied provider goes PENDING -> SKIPPED.
+"""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from skillc.runtime.gate import approval_summary
+from skillc.runtime.state import Evidence, NodeState
+
+if TYPE_CHECKING:
+    from skillc.runtime.seams import SessionEnv
+
+# Node states (and outcomes of node.run_node).
+DONE, FAILED, SUSPENDED, WAITING, CANCELLED = "DONE", "FAILED", "SUSPENDED", "WAITING", "CANCELLED"
+RUNNING, SKIPPED, PENDING = "RUNNING", "SKIPPED", "PENDING"
+FINAL = (DONE, FAILED, CANCELLED, SKIPPED)
+
+
+def start(env: SessionEnv, node: NodeState, messages: list[dict[str, Any]]) -> None:
+    """PENDING -> RUNNING with the node's opening messages; emits node.started."""
+    env.emit("node.started", node=node.id, skill=node.skill, target=node.target, kind=node.kind)
+    node.state = RUNNING
+    node.messages = messages
+
+
+def skip(env: SessionEnv, node: NodeState, reason: str) -> None:
+    """PENDING -> SKIPPED (a provider whose shared outputs exist); emits node.skipped."""
+    node.state = SKIPPED
+    env.emit("node.skipped", node=node.id, skill=node.skill, reason=reason)
+
+
+def run(node: NodeState) -> None:
+    """(Re)enter RUNNING: a node's loop starts or continues, no question open."""
+    node.state = RUNNING
+    node.suspended = None
+
+
+def ask(node: NodeState, kind: str) -> None:
+    """Name the question a node is about to suspend on (FOLLOW_UP, APPROVAL, VERIFY)."""
+    node.suspended = kind
+
+
+def wait(node: NodeState) -> str:
+    """RUNNING -> WAITING for a delegate."""
+    node.state = WAITING
+    return WAITING
+
+
+def suspend(env: SessionEnv, node: NodeState) -> str:
+    """-> SUSPENDED on the question named by `ask`; emits node.suspended with the question."""
+    node.state = SUSPENDED
+    kind = node.suspended
+    fields: dict[str, Any] = {"kind": kind}
+    if kind == "FOLLOW_UP" and node.follow_up:
+        fields.update(question=node.follow_up.question, expected_fields=node.follow_up.expected_fields)
+    elif kind == "APPROVAL" and node.pending:
+        fields.update(question=node.pending.question, tool=node.pending.tool)
+    elif kind == "VERIFY":
+        ev = env.evidence.get(node.verify_evidence or "")
+        fields.update(question=verify_question(env, node, ev), tool=ev.tool if ev else None)
+    env.emit("node.suspended", node=node.id, **fields)
+    return SUSPENDED
+
+
+def finish_node(env: SessionEnv, node: NodeState, state: str, *, output: str | None = None,
+                reason: str | None = None) -> str:
+    """End a node: DONE shares outputs and entities (§8); emit node.finished."""
+    node.state = state
+    node.suspended = None
+    if state == DONE:
+        env.share_outputs(node)
+        env.emit("node.finished", node=node.id, state=state, output=output)
+    else:
+        node.reason = reason or node.reason
+        env.emit("node.finished", node=node.id, state=state, reason=node.reason)
+    return state
+
+
+def verify_question(env: SessionEnv, node: NodeState, ev: Evidence | None) -> str:
+    """The VERIFY question put to the user: the write's parameter summary as in an approval
+    (labels, sensitive values masked, platform arguments hidden, §5.2, §11)."""
+    if ev is None:
+        return "Did the last write take effect?"
+    meta = env.skill_module(node.skill).TOOLS.get(ev.tool)
+    summary = approval_summary(meta, ev.args) if meta is not None else \
+        json.dumps(ev.args, ensure_ascii=False, default=str)
+    return (f"The outcome of {ev.tool} is unknown (the call {ev.error or 'was interrupted'}). "
+            f"Did it take effect?\n{summary}")
+
+
+def question_of(env: SessionEnv, node: NodeState) -> str:
+    """The pending question of a suspended node."""
+    if node.suspended == "FOLLOW_UP" and node.follow_up:
+        return node.follow_up.question
+    if node.suspended == "APPROVAL" and node.pending:
+        return node.pending.question
+    if node.suspended == "VERIFY":
+        return verify_question(env, node, env.evidence.get(node.verify_evidence or ""))
+    return ""

@@ -1,0 +1,103 @@
+"""The seam between a session and the modules that work for it (node, chain, builtins, planner,
+completion, context, prompting, evidence, lifecycle, tasks).
+
+Those modules take a `SessionEnv` (a `Session` is one) and import nothing above them, so the
+runtime's imports form no cycle and mypy checks every call through this interface.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from skillc.runtime.config import Settings
+    from skillc.runtime.mcp.result import CallOutcome, ToolInfo
+    from skillc.runtime.model.base import Model
+    from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
+
+
+class SessionEnv(Protocol):
+    """What the runtime's working modules may ask of the session they run in."""
+
+    settings: Settings
+    """The spec's run-time settings."""
+    session: SessionState
+    """The session's durable record (values, entities, user messages, counters)."""
+    task: TaskState | None
+    """The active task, if any."""
+    evidence: dict[str, Evidence]
+    """Every evidence record of the session by id."""
+    rng: random.Random
+    """The runtime's seeded random source (builtin_env_* tools)."""
+
+    @property
+    def model(self) -> Model:
+        """The model adapter."""
+        ...
+
+    @property
+    def catalog(self) -> Mapping[str, ToolInfo]:
+        """The MCP gateway's tool catalog."""
+        ...
+
+    @property
+    def platform(self) -> dict[str, Any]:
+        """The platform identity of §11."""
+        ...
+
+    def now(self) -> float:
+        """The runtime clock (seconds)."""
+        ...
+
+    def emit(self, type_: str, *, node: str | None = None, **fields: Any) -> None:
+        """Record one trace event of this session's turn."""
+        ...
+
+    def save(self) -> None:
+        """A stopping point: write the session, its task and changed evidence, and commit."""
+        ...
+
+    def put_evidence(self, ev: Evidence) -> None:
+        """Mark an evidence record changed: it is written at the next `save`."""
+        ...
+
+    async def call_tool(self, node: NodeState, tool: str, args: dict[str, Any]) -> CallOutcome:
+        """Call a business tool through the gateway on behalf of `node` (`mcp.invoked` names it)."""
+        ...
+
+    def skill_module(self, key: str) -> Any:
+        """The generated module of a loaded skill."""
+        ...
+
+    def agent_skills(self, agent: str | None = None) -> list[str]:
+        """The loadable skills of an agent (the active task's when None)."""
+        ...
+
+    def agent_delegables(self) -> list[str]:
+        """The skills of the active task's agent that a node may delegate to."""
+        ...
+
+    def agent_profile(self, agent: str | None = None) -> dict[str, Any]:
+        """An agent's descriptions, for prompts."""
+        ...
+
+    def loadable_agents(self) -> list[str]:
+        """Agents with at least one loadable skill."""
+        ...
+
+    def value_exists(self, prefix: str | None, parts: Any) -> bool:
+        """A shared.* / session.* value exists at `parts`."""
+        ...
+
+    def progress(self, node: NodeState, tool: str) -> None:
+        """Report that `tool` starts (the caller's progress callback)."""
+        ...
+
+    def share_outputs(self, node: NodeState) -> None:
+        """§8 at DONE: share a node's outputs and index its entities."""
+        ...
+
+    def add_delegate(self, parent: NodeState, skill: str, objective: str) -> NodeState:
+        """Insert a delegate node before `parent` (§15)."""
+        ...
