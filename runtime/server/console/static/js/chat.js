@@ -96,6 +96,7 @@ class Chat {
       const start = evs.find((e) => e.type === "turn.started");
       if (start && start.message !== undefined) this.log.append(el("div", { class: "msg user" }, start.message));
       for (const ev of evs) {
+        if (ev.type === "agent.routed") this.log.append(el("div", { class: "progress done routed", "data-agent": ev.agent }, `agent ${ev.agent} (${ev.via})`));
         if (ev.type === "tool.call" && !ev.builtin && ev.ok) this.log.append(el("div", { class: "progress done" }, labels[ev.tool] || ev.tool));
       }
       const reply = evs.find((e) => e.type === "turn.reply");
@@ -178,6 +179,11 @@ class Chat {
           this.log.append(line);
         } else if (ev.type === "TOOL_CALL_RESULT" || (ev.type === "CUSTOM" && ev.name === "skillc.verdict")) {
           for (const line of progress.values()) line.classList.add("done");
+        } else if (ev.type === "CUSTOM" && ev.name === "skillc.routed") {
+          const wanted = extra.forwardedProps && extra.forwardedProps.agent;
+          const note = wanted && wanted !== ev.value.agent ? ` (asked for ${wanted}: this server lets routing decide)` : "";
+          this.log.append(el("div", { class: "progress done routed", "data-agent": ev.value.agent },
+            `agent ${ev.value.agent} (${ev.value.via})${note}`));
         } else if (ev.type === "CUSTOM" && ev.name === "skillc.approval") {
           decided = ev.value;
         } else if (ev.type === "TEXT_MESSAGE_START") {
