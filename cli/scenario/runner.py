@@ -114,9 +114,18 @@ def _where(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{at}"
 
 
+def _inline_studio_error(doc: Located, path: str, exc: Exception) -> Exception:
+    """An inline studio's problem, pointed at its line (`studio.skills[0].tools: …`)."""
+    message = str(exc).removeprefix(f"{path}: ")
+    found = re.match(r"studio((?:\.[\w-]+|\[\d+\])*)", message)  # e.g. studio.skills[0].tools
+    parts = re.findall(r"[\w-]+", found.group(1)) if found else []
+    place = ("studio",) + tuple(int(p) if p.isdigit() else p for p in parts)
+    return doc.fail(place, message.removeprefix("studio.") if message.startswith("studio.") else message)
+
+
 async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioResult, trace_path: str | None) -> None:
     from skillc.compiler.build import compile_studio
-    from skillc.compiler.sources import SourceError, studio_from_mapping
+    from skillc.compiler.sources import SourceError, load_studio, studio_from_mapping
     from skillc.runtime.config import McpServerConfig, Settings
     from skillc.runtime.session import Runtime
     from skillc.runtime.loader import load_compiled
@@ -127,13 +136,16 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
     from skillc.scenario.canned import build_canned_server
 
     try:
-        studio = studio_from_mapping(data["studio"], origin=result.path)
-    except (SourceError, ValueError, TypeError) as exc:
-        message = str(exc).removeprefix(f"{result.path}: ")
-        found = re.match(r"studio((?:\.[\w-]+|\[\d+\])*)", message)  # e.g. studio.skills[0].tools
-        parts = re.findall(r"[\w-]+", found.group(1)) if found else []
-        place = ("studio",) + tuple(int(p) if p.isdigit() else p for p in parts)
-        raise doc.fail(place, message.removeprefix("studio.") if message.startswith("studio.") else message) from None
+        if isinstance(data["studio"], str):  # a studio directory or SQLite file beside the scenario
+            studio = load_studio(Path(result.path).resolve().parent / data["studio"])
+        else:
+            studio = studio_from_mapping(data["studio"], origin=result.path)
+    except SourceError as exc:
+        if isinstance(data["studio"], str):
+            raise doc.fail(("studio",), str(exc)) from None
+        raise _inline_studio_error(doc, result.path, exc) from None
+    except (ValueError, TypeError) as exc:
+        raise _inline_studio_error(doc, result.path, exc) from None
     try:
         settings = Settings.from_mapping(data.get("config") or {})
     except (ValueError, TypeError) as exc:
