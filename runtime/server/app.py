@@ -40,21 +40,26 @@ ROUTE_MODULES: tuple[str, ...] = (
 def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str | os.PathLike[str] | None = None,
                config: Any = None, options: ServeOptions | None = None,
                route_modules: Sequence[str] | None = None, model: Any = None, gateway: Any = None,
-               store: Any = None, dev: bool | None = None, secret: str | None = None) -> Starlette:
+               store: Any = None, servers: Any = None, dev: bool | None = None,
+               secret: str | None = None) -> Starlette:
     """The ASGI app. `source`: a compiled directory, a studio directory/SQLite file, or a studio
     service URL (default: the config's `[studio] source`). `model`/`gateway`/`store` replace what
-    the config would open (tests, embedding). `app.state.ctx` is the `ServerContext`."""
+    the config would open (tests, embedding; a given gateway must be started), `servers` the
+    config's MCP servers (e.g. `InProcessServer`s). `app.state.ctx` is the `ServerContext`."""
     from skillc.runtime.config import load_config
 
     config = config if config is not None else load_config(config_path)
     options = options or read_options(config_path, dev=dev or None, secret=secret)
+    from skillc.runtime import telemetry
+
+    telemetry.for_service(config_path)  # [telemetry] / OTEL_*: spans; metrics for GET /metrics either way
     src = str(source) if source is not None else config.studio.source
     store_dir = Path(config.store.path).resolve().parent if config.store.path else Path.cwd()
     feed = StudioFeed(src, store_dir / "compiled", interval=options.studio_refresh, timeout=options.studio_timeout)
     auth = GatewayAuth(secret=options.secret, skew=options.clock_skew, dev=options.dev,
                        hidden=tuple(config.settings.platform_hidden))
     ctx = ServerContext(config=config, options=options, feed=feed, auth=auth, model=model, gateway=gateway,
-                        store=store)
+                        store=store, servers=servers)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -24,7 +24,8 @@ from typing import Any
 
 from skillc.runtime.telemetry.metrics import REGISTRY, render_prometheus
 
-__all__ = ["configure", "disable", "enable", "enable_from_env", "render_prometheus", "wanted_by_env", "REGISTRY"]
+__all__ = ["REGISTRY", "active", "configure", "disable", "enable", "enable_from_env", "for_service", "read_table",
+           "render_prometheus", "wanted_by_env"]
 
 log = logging.getLogger(__name__)
 _ACTIVE: Any = None
@@ -108,6 +109,33 @@ def configure(table: Mapping[str, Any] | None) -> Any:
     if table.get("spans", True):
         _sdk_from_env()
     return enable(spans=bool(table.get("spans", True)), metrics=bool(table.get("metrics", True)))
+
+
+def read_table(config_path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The `[telemetry]` table of a skillc.toml (empty when there is no file or no table)."""
+    import tomllib
+    from pathlib import Path
+
+    if config_path is None or not Path(config_path).is_file():
+        return {}
+    try:
+        table = tomllib.loads(Path(config_path).read_text(encoding="utf-8")).get("telemetry", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}  # the config loader reports an unreadable file
+    return dict(table) if isinstance(table, dict) else {}
+
+
+def for_service(config_path: str | os.PathLike[str] | None = None) -> Any:
+    """What `skillc serve` switches on: spans and metrics when `[telemetry] enabled = true` or
+    the environment asks; otherwise metrics only (for `GET /metrics`), unless `metrics = false`."""
+    table = read_table(config_path)
+    if table.get("enabled", False):
+        return configure(table)
+    if wanted_by_env():
+        return enable_from_env()
+    if table.get("metrics", True):
+        return enable(spans=False)
+    return None
 
 
 def _sdk_from_env() -> None:
