@@ -202,8 +202,15 @@ def read_scenario(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Located
             raise ScenarioError(f"{name}: missing required key {key!r}")
     if not isinstance(data["name"], str) or not data["name"].strip():
         raise doc.fail(("name",), "name: must be a non-empty string")
-    if not isinstance(data["studio"], dict):
-        raise doc.fail(("studio",), "studio: is a mapping with agents: and skills:")
+    studio = data["studio"]
+    if isinstance(studio, str):
+        # A studio directory or SQLite file, relative to the scenario file's folder.
+        folder = Path(name).resolve().parent / studio
+        if not folder.exists():
+            raise doc.fail(("studio",), f"{studio} does not exist (looked for {folder})")
+    elif not isinstance(studio, dict):
+        raise doc.fail(("studio",), "studio: is a mapping with agents: and skills:, or the path of a studio "
+                       "directory (relative to this file)")
     for key in ("config", "platform", "servers"):
         if data.get(key) is not None and not isinstance(data[key], dict):
             raise doc.fail((key,), f"{key}: must be a mapping")
