@@ -1,0 +1,168 @@
+"""Turns per second of `skillc serve` workers: one on SQLite, one on PostgreSQL, two on PostgreSQL.
+
+Not a test: prints one table measured in one run. Each row starts its workers (real `skillc serve`
+processes, tests/helpers/serve_workers.py) on a fresh store, then C client threads each drive
+their own sessions over AG-UI for a fixed number of turns. A turn is one task of the ledger studio
+(tests/helpers/integration/studios/ledger): the model calls the write `ledger_post` (approval
+bypassed), the ledger MCP server (stdio, one per worker) books it, the model finishes the node.
+The model is a stateless loopback responder (below), so concurrent sessions never share a script.
+
+With two workers a session's turns alternate between them (a load balancer without affinity), so
+every turn finds the session last written by the other worker. PostgreSQL is the throw-away test
+cluster of tests/pg_cluster.py (fsync off: its numbers are the store's CPU and round trips, not a
+disk's flush latency; SQLite runs with its default synchronous=NORMAL on the local disk).
+
+    python bench/scale.py [--clients 8] [--turns 5] [--sticky]
+
+Prints per row: turns/s, p50 and p99 latency of a turn as the client sees it, failed turns.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "helpers")]
+
+import serve_workers as sw  # noqa: E402  (needs the path above)
+
+
+class Responder(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat endpoint that answers from the request alone: the write for the
+    amount and reference of the last user message, then a finish once the write's result is in."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        """Quiet."""
+
+    def do_POST(self) -> None:
+        """One completion."""
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        messages = body.get("messages", [])
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+        text = str(messages[last_user].get("content", "")) if last_user >= 0 else ""
+        posted = any(m.get("role") == "tool" for m in messages[last_user + 1:])
+        match = re.search(r"Book (\d+) under reference (\S+)", text)
+        if posted or not match:
+            name, args = "builtin_node_finish", {"output": "booked"}
+        else:
+            name, args = "ledger_post", {"ref": match.group(2), "amount": int(match.group(1))}
+        call = {"id": f"c{time.monotonic_ns()}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)}}
+        out = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
+                          "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                       "message": {"role": "assistant", "content": None, "tool_calls": [call]}}],
+                          "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+
+def drive(workers: list[sw.Worker], clients: int, turns: int, sticky: bool, tag: str) -> dict[str, Any]:
+    """C client threads, each with one session of `turns` turns; returns timings and failures."""
+    latencies: list[float] = []
+    failures: list[str] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(clients + 1)
+
+    def client(c: int) -> None:
+        caller = sw.Caller()
+        thread = f"{tag}-s{c}"
+        barrier.wait()
+        for t in range(turns):
+            worker = workers[c % len(workers)] if sticky else workers[(c + t) % len(workers)]
+            start = time.perf_counter()
+            try:
+                run = caller.run(worker, thread, f"{thread}-r{t}", f"Book {100 + t} under reference R-{thread}-{t}")
+                ok = run["status"] == 200 and sw.outcome(run).get("type") == "success" and sw.reply_text(run) == "booked"
+                why = "" if ok else f"{run['status']} {run['error'] or sw.outcome(run)} {sw.reply_text(run)!r}"
+            except Exception as exc:  # a dropped connection counts as a failed turn
+                ok, why = False, f"{type(exc).__name__}: {exc}"
+            elapsed = time.perf_counter() - start
+            with lock:
+                (latencies.append(elapsed) if ok else failures.append(why[:200]))
+        caller.close()
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    for th in threads:
+        th.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for th in threads:
+        th.join()
+    wall = time.perf_counter() - start
+    return {"wall": wall, "latencies": sorted(latencies), "failures": failures}
+
+
+def row(name: str, stores: list[str], model_url: str, compiled: Path, tmp: Path, args: argparse.Namespace) -> list[str]:
+    """Start the workers of one row, warm them up, measure, stop them."""
+    configs = [sw.write_config(tmp / name / f"w{i}", model_url=model_url, store=store,
+                               records=tmp / name / f"ledger{i}.sqlite") for i, store in enumerate(stores)]
+    workers = sw.start_workers(compiled, configs)
+    try:
+        tag = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")  # session ids allow [A-Za-z0-9._:-]
+        drive(workers, len(workers), 1, args.sticky, f"{tag}-warm")  # MCP sessions, pools, caches
+        result = drive(workers, args.clients, args.turns, args.sticky, tag)
+    finally:
+        for w in workers:
+            w.stop()
+        for i in range(len(stores)):
+            sw.end_ledger_servers(tmp / name / f"ledger{i}.sqlite")
+    lat = result["latencies"]
+    done = len(lat)
+    p = (lambda q: f"{1000 * lat[min(len(lat) - 1, int(q * len(lat)))]:.0f}") if lat else (lambda q: "-")
+    if result["failures"]:
+        print(f"  {name}: {len(result['failures'])} failed turns, first: {result['failures'][0]}", file=sys.stderr)
+    return [name, f"{done / result['wall']:.1f}", p(0.5), p(0.99), str(len(result["failures"]))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the three rows and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=8, help="concurrent sessions (default 8)")
+    parser.add_argument("--turns", type=int, default=5, help="turns per session (default 5)")
+    parser.add_argument("--sticky", action="store_true", help="keep each session on one worker")
+    args = parser.parse_args(argv)
+
+    import pg_cluster
+    from skillc.compiler.build import compile_studio
+
+    tmp = Path(tempfile.mkdtemp(prefix="skillc-scale-"))
+    model = ThreadingHTTPServer(("127.0.0.1", 0), Responder)
+    model.daemon_threads = True
+    threading.Thread(target=model.serve_forever, args=(0.05,), daemon=True).start()
+    model_url = f"http://127.0.0.1:{model.server_address[1]}/v1"
+    try:
+        compile_studio(sw.LEDGER_STUDIO, tmp / "compiled")
+        cluster = pg_cluster.shared_cluster()
+        rows = [["workers / store", "turns/s", "p50 ms", "p99 ms", "failed"]]
+        rows.append(row("1 x SQLite", [str(tmp / "store.sqlite")], model_url, tmp / "compiled", tmp, args))
+        rows.append(row("1 x PostgreSQL", [cluster.new_database("bench1")], model_url, tmp / "compiled", tmp, args))
+        shared = cluster.new_database("bench2")
+        rows.append(row("2 x PostgreSQL", [shared, shared], model_url, tmp / "compiled", tmp, args))
+    finally:
+        model.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)
+    mode = "sticky sessions" if args.sticky else "turns alternate between workers"
+    print(f"skillc serve, ledger turns (1 write + finish), {args.clients} concurrent sessions x {args.turns} turns, {mode}")
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
