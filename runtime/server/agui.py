@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute, Route
 
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
-from skillc.runtime.server.runs import RunLog, sse_frame
+from skillc.runtime.server.runs import RunLog, sse_frames
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -57,8 +57,8 @@ def stream(run: RunLog, start: int) -> StreamingResponse:
     """The run's events from `start` as Server-Sent Events, live until it ends."""
 
     async def frames() -> AsyncIterator[str]:
-        async for index, data in run.follow(start):
-            yield sse_frame(index, data)
+        async for first, batch in run.follow(start):
+            yield sse_frames(first, batch)
 
     return StreamingResponse(frames(), media_type="text/event-stream", headers=SSE_HEADERS)
 

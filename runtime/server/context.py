@@ -22,6 +22,7 @@ from typing import IO, Any, Iterator
 
 from starlette.requests import Request
 
+from skillc.runtime.errors import CallerError, SessionBusy
 from skillc.runtime.server.auth import GatewayAuth, Identity, owner_of
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.server.interrupts import answer_of, interrupt_of
@@ -84,7 +85,7 @@ class ServerContext:
     """The running service: built by `create_app`, started and stopped by its lifespan."""
 
     def __init__(self, *, config: Any, options: ServeOptions, feed: StudioFeed, auth: GatewayAuth,
-                 model: Any = None, gateway: Any = None, store: Any = None) -> None:
+                 model: Any = None, gateway: Any = None, store: Any = None, servers: Any = None) -> None:
         self.config = config
         self.options = options
         self.feed = feed
@@ -94,7 +95,7 @@ class ServerContext:
         self.runtime: Any = None
         self.shutting_down = False
         self.started = False
-        self._given = {"model": model, "gateway": gateway, "store": store}
+        self._given = {"model": model, "gateway": gateway, "store": store, "servers": servers}
         self._owned: list[Any] = []
         self._sessions: dict[str, Any] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -117,7 +118,7 @@ class ServerContext:
             from skillc.runtime.mcp.gateway import McpGateway
 
             tmp = tempfile.mkdtemp(prefix="skillc-serve-")
-            servers = {n: s.with_tmp(tmp) for n, s in self.config.mcp.servers.items()}
+            servers = self._given["servers"] or {n: s.with_tmp(tmp) for n, s in self.config.mcp.servers.items()}
             gateway = McpGateway(servers, timeout=self.config.mcp.timeout,
                                  connect_timeout=self.config.mcp.connect_timeout)
             await gateway.start()
@@ -245,7 +246,7 @@ class ServerContext:
         session = await self.session(identity, thread_id, create=True)
         lock = self.lock_of(thread_id)
         if lock.locked():
-            raise ApiError("SESSION_BUSY", f"session {thread_id} has a run in progress")
+            raise ApiError(SessionBusy.name, f"session {thread_id} has a run in progress")
         await lock.acquire()
         try:
             taken = self._taken.setdefault(thread_id, set())
@@ -293,6 +294,8 @@ class ServerContext:
                 reply = SimpleNamespace(text=pending["question"] if pending else "", task=session.task.id)
             mapper.finish(reply)
             self._gated[session.id] = mapper.gated_call()
+        except CallerError as exc:  # the store's lease held elsewhere (another process), or a failed commit
+            mapper.error(str(exc), exc.name)
         except Exception as exc:  # the service lives on; the stream says what happened
             log.exception("run %s of session %s failed", run.run_id, run.thread_id)
             mapper.error(f"internal error: {type(exc).__name__}: {exc}", "INTERNAL")

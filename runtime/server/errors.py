@@ -10,6 +10,8 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
+from skillc.runtime.errors import SessionBusy
+
 # code -> HTTP status. The only place these names are spelled.
 STATUS: dict[str, int] = {
     "AUTH_MISSING": 401, "AUTH_EXPIRED": 401, "AUTH_BAD_SIGNATURE": 401, "AUTH_REPLAYED": 401,
@@ -17,7 +19,7 @@ STATUS: dict[str, int] = {
     "SESSION_FORBIDDEN": 403,
     "SESSION_NOT_FOUND": 404, "RUN_NOT_FOUND": 404, "METRICS_DISABLED": 404, "NOT_FOUND": 404,
     "METHOD_NOT_ALLOWED": 405,
-    "SESSION_BUSY": 409, "SESSION_EXISTS": 409, "RUN_ID_CONFLICT": 409, "INTERRUPT_STALE": 409,
+    SessionBusy.name: 409, "SESSION_EXISTS": 409, "RUN_ID_CONFLICT": 409, "INTERRUPT_STALE": 409,
     "APPROVAL_DIGEST_MISMATCH": 409,
     "INVALID_INPUT": 422, "NO_INPUT": 422, "RESUME_INVALID": 422,
     "SHUTTING_DOWN": 503, "NOT_READY": 503,

@@ -39,13 +39,16 @@ class RunLog:
         self._wake.set()
         self._wake = asyncio.Event()
 
-    async def follow(self, start: int = 0) -> AsyncIterator[tuple[int, str]]:
-        """(index, event JSON) from `start` on, live until the run ends."""
+    async def follow(self, start: int = 0) -> AsyncIterator[tuple[int, list[str]]]:
+        """(index of the first, events) batches from `start` on, live until the run ends: all that
+        is there at each wake-up goes out together (one write per batch, not per event)."""
         i = max(0, start)
         while True:
-            while i < len(self.events):
-                yield i, self.events[i]
-                i += 1
+            if i < len(self.events):
+                batch = self.events[i:]
+                yield i, batch
+                i += len(batch)
+                continue
             if self.done:
                 return
             await self._wake.wait()
@@ -74,6 +77,6 @@ class RunRegistry:
         return [r for r in self._runs.values() if not r.done]
 
 
-def sse_frame(index: int, data: str) -> str:
-    """One Server-Sent Events frame; the id lets a client resume with Last-Event-ID."""
-    return f"id: {index}\ndata: {data}\n\n"
+def sse_frames(first: int, batch: list[str]) -> str:
+    """Server-Sent Events frames; each id lets a client resume with Last-Event-ID."""
+    return "".join(f"id: {first + k}\ndata: {data}\n\n" for k, data in enumerate(batch))

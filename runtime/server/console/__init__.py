@@ -7,6 +7,8 @@ A route module of the server (docs/API.md section 9): `routes(ctx)` returns the 
   they are served without identity; every data route below asks `ctx.identify` like the API does.
 - `GET /api/me`: the caller as the server identified it, and whether development mode is on (the
   console shows a banner then).
+- `GET /api/sessions/{sid}/evidence`: the session's evidence with the values the contract extracted
+  (the trace's call events carry the observation, not the extraction by key).
 - `GET /api/studio`, `/api/studio/skills/{key}`, `/api/studio/agents/{code}/graph`: the loaded
   studio, one contract's per-argument table, one agent's task-graph template (studio_view.py;
   built from the compiled modules, never from the compiler).
@@ -81,6 +83,12 @@ def routes(ctx: Any) -> list[BaseRoute]:
             raise not_found(f"no agent {code!r} in the studio")
         return JSONResponse(studio_view.agent_graph(template))
 
+    async def evidence(request: Request) -> JSONResponse:
+        identity = await ctx.identify(request)
+        sid = request.path_params["sid"]
+        await ctx.session(identity, sid)  # 403 for another caller's session, 404 for none
+        return JSONResponse({"evidence": [studio_view.evidence_view(ev) for ev in ctx.runtime.store.evidence_of(sid)]})
+
     async def to_console(request: Request) -> RedirectResponse:
         return RedirectResponse("/console/", status_code=307)
 
@@ -89,6 +97,7 @@ def routes(ctx: Any) -> list[BaseRoute]:
         Route("/api/studio", studio_index, methods=["GET"]),
         Route("/api/studio/skills/{key}", skill, methods=["GET"]),
         Route("/api/studio/agents/{code}/graph", agent_graph, methods=["GET"]),
+        Route("/api/sessions/{sid}/evidence", evidence, methods=["GET"]),
         Route("/console", to_console, methods=["GET"]),
         Mount("/console", app=_Assets(directory=STATIC, html=True), name="console"),
     ]

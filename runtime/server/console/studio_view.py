@@ -1,4 +1,4 @@
-"""The studio as the console shows it: agents, skills, each contract's per-argument table and each
+"""The studio (and a session's evidence) as the console shows it: agents, skills, each contract's per-argument table and each
 agent's task-graph template, as JSON data built from the loaded compiled studio.
 
 Everything here reads what `skillc compile` wrote (validator modules and node-link graph
@@ -9,6 +9,7 @@ argument does, §5.3 step 4, §5.5).
 """
 from __future__ import annotations
 
+import json
 from types import ModuleType
 from typing import Any
 
@@ -222,3 +223,20 @@ def studio_index(studio: Any) -> dict[str, Any]:
         "skills": [skill_summary(studio.skills[k]) for k in sorted(studio.skills)],
         "rejected": [{"key": k, "diagnostics": list(d)} for k, d in sorted(getattr(studio, "rejected", {}).items())],
     }
+
+
+def evidence_view(ev: Any) -> dict[str, Any]:
+    """One evidence record as the console shows it: status and what the contract extracted. Its
+    arguments are left out (the trace has them, masked); values and entities come from the
+    response, which the trace's observation already shows."""
+    return {
+        "id": ev.id, "task": ev.task, "node": ev.node, "tool": ev.tool, "side_effect": ev.side_effect,
+        "status": ev.status, "business_ok": ev.business_ok, "empty": ev.empty, "turn": ev.turn,
+        "values": _jsonable(getattr(ev, "values", {}) or {}),
+        "entities": _jsonable(getattr(ev, "entities", []) or []),
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON data (a response may hold Decimals or other non-JSON scalars)."""
+    return json.loads(json.dumps(value, default=str))

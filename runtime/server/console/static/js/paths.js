@@ -8,6 +8,7 @@ export const PATHS = {
   session: (id) => `/api/sessions/${q(id)}`,
   pending: (id) => `/api/sessions/${q(id)}/pending`,
   trace: (id) => `/api/sessions/${q(id)}/trace`,
+  evidence: (id) => `/api/sessions/${q(id)}/evidence`,
   studio: () => "/api/studio",
   skill: (key) => `/api/studio/skills/${q(key)}`,
   agentGraph: (code) => `/api/studio/agents/${q(code)}/graph`,

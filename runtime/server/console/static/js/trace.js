@@ -1,6 +1,6 @@
 // The trace view: a session's turns as timelines of nodes and tool calls, each call with its
 // verdict; "refusals only" filter; #/trace/<session>/call/<seq> deep-links one call's detail.
-import { getTrace } from "./api.js";
+import { getJSON, getTrace } from "./api.js";
 import { PATHS } from "./paths.js";
 import { answerText, buildTimeline, describe, isRefusal, observation } from "./timeline.js";
 import { el, replace, show } from "./util.js";
@@ -17,7 +17,8 @@ export async function renderTrace(root, parts, sessions) {
         el("p", { class: "muted" }, "No sessions yet: start one in Chat.")));
     return;
   }
-  const events = await getTrace(PATHS.trace(sid));
+  const [events, evidence] = await Promise.all([getTrace(PATHS.trace(sid)), getJSON(PATHS.evidence(sid))]);
+  const byId = new Map(evidence.evidence.map((e) => [e.id, e]));
   const turns = buildTimeline(events);
   const selected = what === "call" ? Number(seq) : null;
   const onlyRefusals = sessionStorage.getItem("skillc.refusalsOnly") === "1";
@@ -25,7 +26,7 @@ export async function renderTrace(root, parts, sessions) {
   const list = el("div", { class: "turns" });
 
   const draw = (refusals) => {
-    replace(list, turns.map((t) => drawTurn(sid, t, refusals, selected)));
+    replace(list, turns.map((t) => drawTurn(sid, t, refusals, selected, byId)));
   };
   const filter = el("input", { type: "checkbox", id: "refusals-only", checked: onlyRefusals, onchange: (e) => {
     sessionStorage.setItem("skillc.refusalsOnly", e.target.checked ? "1" : "0");
@@ -35,7 +36,7 @@ export async function renderTrace(root, parts, sessions) {
   const call = selected !== null ? events.find((e) => e.seq === selected && e.type === "tool.call") : null;
   if (call) {
     const item = turns.flatMap((t) => t.items).find((i) => i.type === "call" && i.event.seq === selected);
-    drawDetail(detail, item);
+    drawDetail(detail, item, byId.get(item.event.evidence));
   } else {
     replace(detail, el("p", { class: "muted" }, "Select a tool call to see its detail (the address bar then links to it)."));
   }
@@ -52,14 +53,14 @@ export async function renderTrace(root, parts, sessions) {
   }
 }
 
-function drawTurn(sid, turn, refusalsOnly, selected) {
+function drawTurn(sid, turn, refusalsOnly, selected, byId) {
   const start = turn.started;
   const said = start ? (start.message !== undefined ? `“${start.message}”` : `answer: ${answerText(start.answer)}`) : "";
   const items = turn.items.filter((i) => !refusalsOnly || (i.type === "call" && isRefusal(i.event)));
   if (refusalsOnly && !items.length) return null;
   return el("section", { class: "turn panel", "data-turn": turn.turn },
     el("h3", {}, `Turn ${turn.turn} `, el("span", { class: "muted" }, said)),
-    el("ol", { class: "timeline" }, items.map((i) => i.type === "call" ? callRow(sid, i, selected) : eventRow(i.event))),
+    el("ol", { class: "timeline" }, items.map((i) => i.type === "call" ? callRow(sid, i, selected, byId.get(i.event.evidence)) : eventRow(i.event))),
     turn.reply && !refusalsOnly ? el("div", { class: "muted", style: "margin-top:6px" },
       turn.reply.suspended ? "Waiting: " : "Reply: ", el("span", { class: "reply-text" }, turn.reply.text)) : null);
 }
@@ -72,7 +73,7 @@ function eventRow(ev) {
     el("span", { class: "what" }, describe(ev)));
 }
 
-function callRow(sid, item, selected) {
+function callRow(sid, item, selected, evidence) {
   const ev = item.event, v = item.verdict;
   const href = `#/trace/${encodeURIComponent(sid)}/call/${ev.seq}`;
   const classes = ["call", v.kind === "refused" || v.kind === "approval" ? "refused" : "", item.settled ? "settled" : "",
@@ -87,10 +88,16 @@ function callRow(sid, item, selected) {
       ev.evidence ? el("span", { class: "badge info mono" }, ev.evidence) : null,
       item.settled ? el("span", { class: `badge ${item.settled.status === "SUCCESS" ? "ok" : "bad"} settle` },
         `${SETTLED_WORDS[item.settled.via] || "settled"}: ${item.settled.status}`) : null),
-    ev.next && !ev.ok ? el("div", { class: "hint" }, "hint: ", ev.next) : null);
+    ev.next && !ev.ok ? el("div", { class: "hint" }, "hint: ", ev.next) : null,
+    evidence && Object.keys(evidence.values).length ? el("div", { class: "hint extracted" },
+      "extracted: ", Object.entries(evidence.values).map(([k, v]) => `${k} = ${clip(JSON.stringify(v), 80)}`).join("; ")) : null);
 }
 
-function drawDetail(root, item) {
+function clip(text, n) {
+  return text && text.length > n ? text.slice(0, n - 1) + "…" : text;
+}
+
+function drawDetail(root, item, evidence) {
   const ev = item.event, v = item.verdict;
   const rows = [
     ["tool", el("code", {}, ev.tool)], ["verdict", el("span", { class: `badge ${v.tone}` }, v.label)],
@@ -101,10 +108,15 @@ function drawDetail(root, item) {
     ["settled", item.settled ? `${item.settled.status} via ${item.settled.via} (event ${item.settled.seq})` : "—"],
   ];
   const data = observation(ev);
+  const extracted = evidence ? [
+    el("h4", {}, "Extracted values"), el("pre", { class: "extracted-json" }, JSON.stringify(evidence.values, null, 2)),
+    evidence.entities.length ? [el("h4", {}, "Entities"), el("pre", {}, JSON.stringify(evidence.entities, null, 2))] : null,
+  ] : null;
   replace(root,
     el("h3", {}, `Call #${ev.seq}`),
     el("dl", {}, rows.map(([k, val]) => [el("dt", {}, k), el("dd", {}, val)])),
     el("h4", {}, "Arguments (as bound; sensitive values masked)"), el("pre", { class: "args-json" }, JSON.stringify(ev.args, null, 2)),
+    extracted,
     el("h4", {}, data !== null && data !== undefined ? "Response data" : "Observation"),
     el("pre", { class: "observation" }, data !== null && data !== undefined ? JSON.stringify(data, null, 2) : show(ev.message)));
 }

@@ -1,0 +1,248 @@
+"""`skillc serve` under load: turns per second and added latency per tool call vs the in-process API.
+
+Not a test; prints one table measured in one run. Both sides run the same turn on the same
+runtime: the compiled example studio, the demo CMS as an in-process MCP server (its SQLite file in
+a temp folder), a SQLite store on disk, and a model double that answers at once (route → editor;
+step → `cms_space_list`, then a follow-up question that ends the turn). Every turn opens a new
+session: 1 business call + 1 builtin call per turn.
+
+- in-process: `Runtime.open_session` + `Session.send`, N sessions at a time in one event loop.
+- served: a `skillc serve` app in a child process (uvicorn on 127.0.0.1), driven over loopback by N
+  concurrent clients that sign every request (HMAC) and read the AG-UI stream to RUN_FINISHED.
+
+Added latency per tool call = (served turn latency − in-process turn latency) / tool calls per
+turn, at p50 and p99 of the sequential runs (N=1, so queueing does not count as overhead).
+
+    python bench/serve.py [--sessions 8] [--turns 80] [--time-limit 60]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "bench-secret"
+PLATFORM = {"userId": 7, "organId": 9, "name": "bench"}
+CALLS_PER_TURN = 2
+
+
+def responder() -> Any:
+    """An order-independent model: each session's next step follows from its own messages."""
+    from skillc.runtime.model import ModelResponse, ToolCall
+
+    counter = iter(range(10**9))
+
+    def answer(request: Any) -> Any:
+        if request.purpose == "route":
+            return ModelResponse(choice={"agent": "editor"})
+        last = request.messages[-1]
+        n = next(counter)
+        if last.get("role") == "tool":
+            args = json.dumps({"question": f"Which title? ({n})", "expectedFields": ["title"]})
+            return ModelResponse(tool_calls=[ToolCall(f"c{n}", "builtin_node_follow_up", args)])
+        return ModelResponse(tool_calls=[ToolCall(f"c{n}", "cms_space_list", "{}")])
+
+    return answer
+
+
+def parts(tmp: Path) -> tuple[Any, Any, Any]:
+    """(studio, gateway servers, model) shared by both sides' construction."""
+    from skillc.examples.cms_server import build_server
+    from skillc.runtime.mcp.gateway import InProcessServer
+    from skillc.runtime.model import ModelDouble
+
+    return ({"cms": InProcessServer(build_server(str(tmp / "cms.sqlite")))}, ModelDouble(responder()), None)
+
+
+def compile_studio(out: Path) -> None:
+    """The example studio, compiled (the bench may use the compiler; the runtime does not)."""
+    from skillc.compiler.build import compile_studio as build
+
+    build(ROOT / "examples" / "studio", out)
+
+
+def config_for(tmp: Path, compiled: Path, name: str) -> Any:
+    """A Config with the compiled studio and a store of its own."""
+    from skillc.runtime.config import parse_config
+
+    return parse_config(f'[studio]\nsource = {str(compiled)!r}\n[store]\npath = {str(tmp / name)!r}\n',
+                        tmp / "skillc.toml")
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile (nearest rank) of `values`."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+# ---------------------------------------------------------------- in-process side
+
+async def in_process(tmp: Path, compiled: Path, concurrency: int, turns: int,
+                     deadline: float) -> tuple[list[float], float]:
+    """Per-turn latencies of `turns` new-session turns, `concurrency` at a time."""
+    from skillc.runtime import Runtime, TraceWriter, load_compiled
+    from skillc.runtime.mcp.gateway import McpGateway
+    from skillc.runtime.store import Store
+
+    servers, model, _ = parts(tmp)
+    config = config_for(tmp, compiled, f"inproc-{concurrency}.sqlite")
+    store = Store(config.store.path)
+    latencies: list[float] = []
+    async with McpGateway(servers) as gateway:
+        runtime = Runtime(load_compiled(compiled), gateway, model, store, config.settings,
+                          trace=TraceWriter(keep=False))
+        queue = iter(range(turns))
+
+        async def worker() -> None:
+            for i in queue:
+                if time.monotonic() > deadline:
+                    return
+                t0 = time.perf_counter()
+                session = await runtime.open_session(dict(PLATFORM), session_id=f"in{concurrency}-{i}")
+                reply = await session.send("Create an article")
+                latencies.append(time.perf_counter() - t0)
+                assert reply.suspended, reply.text
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - started
+    store.close()
+    return latencies, wall
+
+
+# ---------------------------------------------------------------- served side
+
+def child(port: int, tmp: str, compiled: str) -> None:
+    """The served side: `create_app` with the same parts, under uvicorn on 127.0.0.1:port."""
+    import uvicorn
+
+    from skillc.runtime.server import create_app
+    from skillc.runtime.server.options import ServeOptions
+
+    tmp_path = Path(tmp)
+    servers, model, _ = parts(tmp_path)
+
+    app = create_app(config=config_for(tmp_path, Path(compiled), "served.sqlite"),
+                     options=ServeOptions(secret=SECRET, studio_refresh=3600.0, trace_dir=str(tmp_path / "traces")),
+                     model=model, servers=servers)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+async def served(url: str, concurrency: int, turns: int, deadline: float, tag: str) -> list[float]:
+    """Per-turn latencies over loopback: signed POST /agui, the stream read to its end."""
+    import httpx
+
+    from skillc.runtime.server.auth import sign_request
+
+    latencies: list[float] = []
+    queue = iter(range(turns))
+    limits = httpx.Limits(max_connections=concurrency + 2)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+
+        async def worker() -> None:
+            for i in queue:
+                if time.monotonic() > deadline:
+                    return
+                body = json.dumps({"threadId": f"sv{tag}-{i}", "runId": f"run{tag}-{i}",
+                                   "messages": [{"id": "m1", "role": "user", "content": "Create an article"}]}).encode()
+                headers = {**sign_request(SECRET, "POST", "/agui", body, PLATFORM), "Content-Type": "application/json"}
+                t0 = time.perf_counter()
+                last = ""
+                async with http.stream("POST", "/agui", content=body, headers=headers) as resp:
+                    assert resp.status_code == 200, await resp.aread()
+                    async for line in resp.aiter_lines():
+                        if line.startswith("data: "):
+                            last = line
+                latencies.append(time.perf_counter() - t0)
+                assert '"RUN_FINISHED"' in last and '"interrupt"' in last, last[:200]
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return latencies
+
+
+def free_port() -> int:
+    """A free loopback port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(url: str, proc: subprocess.Popen[bytes], limit: float = 60.0) -> None:
+    """Until /readyz answers 200 (the child compiles nothing; it loads and opens MCP)."""
+    import httpx
+
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise SystemExit(f"the served child exited with {proc.returncode}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit("the served child did not come up")
+
+
+def main() -> int:
+    """Run both sides, print the table."""
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sessions", type=int, default=8, help="concurrent sessions (default 8)")
+    ap.add_argument("--turns", type=int, default=80, help="turns per measurement (default 80)")
+    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per measurement at most")
+    ap.add_argument("--child", nargs=3, metavar=("PORT", "TMP", "COMPILED"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(int(args.child[0]), args.child[1], args.child[2])
+        return 0
+    tmp = Path(tempfile.mkdtemp(prefix="skillc-bench-serve-"))
+    compiled = tmp / "compiled"
+    compile_studio(compiled)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([sys.executable, __file__, "--child", str(port), str(tmp), str(compiled)],
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        wait_ready(url, proc)
+        rows = []
+        for n in (1, args.sessions):
+            inproc, wall_in = asyncio.run(in_process(tmp, compiled, n, args.turns, time.monotonic() + args.time_limit))
+            t0 = time.monotonic()
+            over = asyncio.run(served(url, n, args.turns, t0 + args.time_limit, f"{n}"))
+            wall_sv = time.monotonic() - t0
+            rows.append((n, inproc, wall_in, over, wall_sv))
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    print(f"skillc serve vs in-process API: {args.turns} turns per row (new session each; "
+          f"{CALLS_PER_TURN} tool calls per turn), example studio, in-process demo CMS, instant model\n")
+    print(f"{'sessions':>8} | {'side':<10} | {'turns':>5} | {'turns/s':>8} | {'p50 ms':>7} | {'p99 ms':>7}")
+    print("-" * 62)
+    for n, inproc, wall_in, over, wall_sv in rows:
+        for side, lat, wall in (("in-process", inproc, wall_in), ("served", over, wall_sv)):
+            print(f"{n:>8} | {side:<10} | {len(lat):>5} | {len(lat) / wall:>8.1f} | "
+                  f"{pct(lat, .5) * 1000:>7.2f} | {pct(lat, .99) * 1000:>7.2f}")
+    n, inproc, _, over, _ = rows[0]
+    add50 = (pct(over, .5) - pct(inproc, .5)) / CALLS_PER_TURN * 1000
+    add99 = (pct(over, .99) - pct(inproc, .99)) / CALLS_PER_TURN * 1000
+    print(f"\nadded latency per tool call (sequential, served − in-process, / {CALLS_PER_TURN}): "
+          f"p50 {add50:.2f} ms, p99 {add99:.2f} ms")
+    print(f"mean turn: in-process {statistics.mean(inproc) * 1000:.2f} ms, served {statistics.mean(over) * 1000:.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
