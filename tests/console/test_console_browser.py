@@ -81,6 +81,12 @@ def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(pa
     expect(detail.locator(".args-json")).to_contain_text('"spaceId": 5')
     page.screenshot(path=str(IMG / "console-trace.png"), full_page=True)
 
+    # a lookup's row and detail show what the contract extracted from its answer
+    lookup = page.locator("li.call[data-verdict=accepted]", has_text="cms_space_list")
+    expect(lookup.locator(".extracted")).to_contain_text("spaces = ")
+    lookup.click()
+    expect(detail.locator(".extracted-json")).to_contain_text('"Website"')
+
     # refusals only: the accepted write and the node events leave the timeline
     page.check("#refusals-only")
     expect(page.locator("li.call[data-verdict=accepted]")).to_have_count(0)
@@ -89,6 +95,7 @@ def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(pa
     page.uncheck("#refusals-only")
 
     # the deep link opens the same call's detail in a fresh page
+    refused.click()
     link = page.url
     other = page_as(ALICE)
     other.goto(link)
@@ -159,6 +166,8 @@ def test_a_caller_sees_only_their_own_sessions(page_as: Any) -> None:
     expect(bob.locator("#session-list")).not_to_contain_text(sid)
     bob.goto(f"/console/#/chat/{sid}")
     expect(bob.locator("[role=alert]")).to_contain_text("SESSION_FORBIDDEN")
+    assert bob.request.get(f"/api/sessions/{sid}/evidence").status == 403
+    assert bob.request.get(f"/api/sessions/{sid}/trace").status == 403
     bob.goto(f"/console/#/trace/{sid}")
     expect(bob.locator("[role=alert]")).to_contain_text("SESSION_FORBIDDEN")
     alice.goto("/console/#/chat")
