@@ -36,6 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH", help="skillc.toml (default ./skillc.toml)")
     parser.add_argument("--host", help="interface to listen on (default [server] host, else 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default [server] port, else 8765)")
+    parser.add_argument("--base-url", metavar="URL", help="override the model endpoint ([model] base_url)")
     parser.add_argument("--dev-insecure", action="store_true",
                         help="development mode: do NOT check signatures (never in production)")
 
@@ -44,14 +45,17 @@ def run(args: argparse.Namespace) -> int:
     """Run `skillc serve`; returns the exit status."""
     import uvicorn
 
-    from skillc.runtime.config import ConfigError
+    from skillc.runtime.config import ConfigError, load_config
     from skillc.runtime.server import create_app
     from skillc.runtime.server.options import read_options
 
-    config = args.config or ("skillc.toml" if os.path.isfile("skillc.toml") else None)
+    config_path = args.config or ("skillc.toml" if os.path.isfile("skillc.toml") else None)
     try:
-        options = read_options(config, dev=args.dev_insecure or None, host=args.host, port=args.port)
-        app = create_app(args.source, config_path=config, options=options)
+        config = load_config(config_path)
+        if args.base_url:
+            config = config.model_copy(update={"model": config.model.model_copy(update={"base_url": args.base_url})})
+        options = read_options(config_path, dev=args.dev_insecure or None, host=args.host, port=args.port)
+        app = create_app(args.source, config=config, options=options)
     except (ConfigError, ValueError) as exc:
         print(f"skillc serve: error: {exc}", file=sys.stderr)
         return 2
