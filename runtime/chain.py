@@ -45,6 +45,7 @@ class CallResult:
     args: Any = None
     effect: str | None = None  # suspend | finish | fail | delegate | uncertain
     settled: dict[str, Any] | None = None  # a write.settled event to emit after tool.call
+    provenance: dict[str, str] | None = None  # argument -> the source it was accepted from (§5.3)
 
     def __post_init__(self) -> None:
         if self.error and self.code is None:
@@ -94,6 +95,7 @@ class Call:
     ctx: NodeContext | None = None
     sig: str = ""
     idem: str | None = None
+    provenance: dict[str, str] | None = None
 
     def trace_args(self) -> Any:
         """The arguments as the trace shows them: sensitive values as "***"."""
@@ -194,6 +196,7 @@ def step_param_contract(c: Call) -> CallResult | None:
     if c.meta is None:
         return None
     result = c.meta.check(c.args, c.bound, c.ctx)
+    c.provenance = result.provenance or None
     issue = result.issue
     if issue is None:
         return None
@@ -296,8 +299,11 @@ async def run_chain(env: SessionEnv, node: NodeState, tool: str, raw: Any, *, ap
     for step in BEFORE:
         result = step(c)
         if result is not None:
+            result.provenance = c.provenance
             return result
-    return await invoke(c)
+    result = await invoke(c)
+    result.provenance = c.provenance
+    return result
 
 
 async def invoke(c: Call) -> CallResult:

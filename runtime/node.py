@@ -130,7 +130,8 @@ def record(env: SessionEnv, node: NodeState, tool: str, result: CallResult, *, c
     env.emit("tool.call", node=node.id, tool=tool, builtin=tool.startswith("builtin_"), args=result.args,
              ok=result.ok, error=result.error, code=result.code, evidence=result.evidence, status=result.status,
              business_ok=result.business_ok, empty=result.empty, replayed=result.replayed,
-             message=result.message or (result.observation() if result.data is not None else ""), next=result.next)
+             message=result.message or (result.observation() if result.data is not None else ""), next=result.next,
+             **({"provenance": result.provenance} if result.provenance else {}))
     if result.settled:
         env.emit("write.settled", node=node.id, **result.settled)
     if call_id is not None:

@@ -113,6 +113,9 @@ def test_refusal_approval_and_verify_attributes(run: dict[str, Any]) -> None:
     assert write.attributes["error.type"] == "TOOL_TIMEOUT" and write.attributes["skillc.call.outcome"] == "uncertain"
     assert write.attributes["skillc.evidence.status"] == "UNKNOWN"
     assert len(write.attributes["skillc.idempotency_key.digest"]) == 32
+    assert {k: v for k, v in write.attributes.items() if k.startswith("skillc.provenance.")} == {
+        "skillc.provenance.title": "USER", "skillc.provenance.pin": "MODEL",
+        "skillc.provenance.spaceId": "EVIDENCE", "skillc.provenance.authorId": "PLATFORM"}
     verify = tools[5]
     assert verify.attributes["skillc.settlement.via"] == "verify"
     assert verify.attributes["skillc.settlement.status"] == "SUCCESS"
