@@ -2,7 +2,8 @@
 
     python bench/codegen.py [--skills 1000]
 
-Rows: skills compiled per second, cold and incremental (1% of the skills changed, and none);
+Rows: skills compiled per second, cold and incremental (1% of the skills changed, and none: the
+no-op compile, best and median of 7, target <= 100 ms for 1,000 skills);
 module import time per skill (runtime loader); the per-call cost of a generated parameter check
 beside the same decision made by walking the IR in plain Python (the reference walker below,
 written for this bench only). Target: generated check >= 5x faster than the walker.
@@ -172,10 +173,16 @@ def main() -> None:
         inc = time.perf_counter() - t
         assert len(r.regenerated) == changed
         rows.append((f"incremental, {changed} of {n} changed", f"{inc:.3f} s = {n / inc:,.0f} skills/s"))
-        t = time.perf_counter()
-        build.compile_studio(studio, tmp)
-        none = time.perf_counter() - t
-        rows.append(("incremental, nothing changed", f"{none:.3f} s = {n / none:,.0f} skills/s"))
+        runs = []
+        for _ in range(7):
+            t = time.perf_counter()
+            r = build.compile_studio(studio, tmp)
+            runs.append(time.perf_counter() - t)
+            assert not r.regenerated and not r.written
+        best, median = min(runs), sorted(runs)[len(runs) // 2]
+        verdict = "within" if best <= 0.1 * n / 1000 else "OVER"
+        rows.append(("incremental, nothing changed (no-op)",
+                     f"{best * 1e3:.0f} ms best, {median * 1e3:.0f} ms median = {n / best:,.0f} skills/s ({verdict} the 100 ms/1,000 target)"))
         t = time.perf_counter()
         loaded = load_compiled(tmp)
         imp = time.perf_counter() - t
