@@ -55,6 +55,11 @@ def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(pa
     page.screenshot(path=str(IMG / "console-chat-approval.png"))
     _drained(fake_model)
 
+    # the same session open in a second tab: the same open card
+    second = page_as(ALICE)
+    second.goto(page.url)
+    expect(second.locator(".card.open[data-kind=APPROVAL] .summary")).to_contain_text("Title: Spring launch")
+
     fake_model.add(call("builtin_node_finish", {"output": "Created article 17, Spring launch."}))
     card.locator("[data-action=approve]").click()
     decided = page.locator(".card[data-kind=APPROVAL] .decided")
@@ -62,6 +67,14 @@ def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(pa
     expect(page.locator(".msg.agent").last).to_contain_text("Created article 17")
     expect(page.locator("#chat-input")).to_be_enabled()
     _drained(fake_model)
+
+    # the second tab's card is stale now: rejecting it is refused, nothing runs, and the tab
+    # redraws what happened (approved, by whom)
+    second.locator(".card.open [data-action=reject]").click()
+    expect(second.locator("[role=alert]")).to_contain_text("INTERRUPT_STALE")
+    expect(second.locator(".card[data-kind=APPROVAL] .decided")).to_contain_text("Approved by alice")
+    expect(second.locator(".card.open")).to_have_count(0)
+    assert second.js_errors == []
 
     page.click("#open-trace")
     expect(page).to_have_url(re.compile(rf"#/trace/{re.escape(sid)}$"))
@@ -190,3 +203,35 @@ def test_studio_shows_agents_contract_tables_and_task_graphs(page_as: Any) -> No
     expect(graph.locator("g.edge[data-source='cms.article.find'][data-target='cms.article.rename']")).to_have_count(1)
     page.screenshot(path=str(IMG / "console-studio-graph.png"), full_page=True)
     assert page.js_errors == []
+
+
+def test_timeline_verdicts_for_every_kind_of_call(page_as: Any) -> None:
+    """The timeline module in the browser, on a synthetic trace with one call of each outcome."""
+    page = page_as(ALICE)
+    page.goto("/console/#/studio")
+    expect(page.locator("#view")).to_have_attribute("data-ready", "#/studio")
+    got = page.evaluate("""async () => {
+      const t = await import("/console/js/timeline.js");
+      const base = {session: "s", turn: 1, task: "t1", node: "n1", builtin: false, args: {}};
+      const calls = [
+        {ok: true, evidence: "e1", status: "SUCCESS"},
+        {ok: false, error: "PARAM_PROVENANCE_REJECTED", code: "agent_runtime.40025"},
+        {ok: false, error: "APPROVAL_REQUIRED"},
+        {ok: false, error: "TOOL_BUSINESS_FAILED", status: "SUCCESS", business_ok: false, evidence: "e2"},
+        {ok: false, error: "TOOL_TIMEOUT", status: "FAILED"},
+        {ok: false, error: "TOOL_TIMEOUT", status: "UNKNOWN", evidence: "e3"},
+        {ok: true, replayed: true, evidence: "e1"},
+      ].map((c, i) => ({...base, ...c, seq: i + 2, type: "tool.call", tool: "x"}));
+      const events = [{...base, seq: 1, type: "turn.started", message: "hi"}, ...calls,
+        {...base, seq: 20, type: "write.settled", evidence: "e3", tool: "x", status: "SUCCESS", via: "verify"},
+        {...base, seq: 21, type: "turn.reply", text: "ok", suspended: false}];
+      const [turn] = t.buildTimeline(events);
+      const rows = turn.items.filter((i) => i.type === "call");
+      return {kinds: rows.map((r) => r.verdict.kind), refusals: rows.map((r) => t.isRefusal(r.event)),
+              settled: rows.map((r) => r.settled && r.settled.via), reply: turn.reply.text};
+    }""")
+    assert got["kinds"] == ["accepted", "refused", "approval", "business_failed", "call_failed", "unknown", "replayed"]
+    assert got["refusals"] == [False, True, True, False, False, False, False]
+    # the verify settlement lands on the uncertain write; the replay keeps pointing at the first call
+    assert got["settled"] == [None, None, None, None, None, "verify", None]
+    assert got["reply"] == "ok"

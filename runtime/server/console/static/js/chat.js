@@ -84,6 +84,7 @@ class Chat {
 
   /** Draw the conversation so far from the trace, then the pending question. */
   async load() {
+    this.interrupt = null;
     const [events, pending] = await Promise.all([getTrace(PATHS.trace(this.sid)), getJSON(PATHS.pending(this.sid)), toolLabels()]);
     replace(this.log);
     const resumed = events.filter((e) => e.type === "node.resumed");
@@ -199,7 +200,13 @@ class Chat {
         this.log.scrollTop = this.log.scrollHeight;
       });
     } catch (err) {
+      // refused before anything ran (busy session, stale question, changed arguments…): show the
+      // server's truth again, then why
+      this.busy = false;
+      if (this.sid && card) await this.load().catch(() => {});
       this.log.append(el("div", { class: "msg error", role: "alert" }, errorText(err)));
+      this.composerState();
+      return;
     }
     for (const line of progress.values()) line.classList.add("done");
     if (card) closeCard(card, extra.resume && extra.resume[0], decided, followUpText, this.ctx);
