@@ -30,7 +30,7 @@ import socket
 import threading
 import zlib
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from typing import Any, Callable
 
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc, to_doc
@@ -109,28 +109,47 @@ assert len(MIGRATIONS) == SCHEMA_VERSION, "a schema change needs its PostgreSQL 
 
 
 class _Unit:
-    """The writes of one unit of work on one connection (see base.UnitOfWork)."""
+    """The writes of one unit of work on one connection in pipeline mode (see base.UnitOfWork).
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+    Statements are queued and sent together; a statement whose row count decides the unit (the
+    lease renewal, the session's version check) is a *check*, verified as soon as its result is
+    in and always before COMMIT, so a unit costs about three round trips whatever it writes."""
+
+    def __init__(self, conn: psycopg.Connection[Any], pipe: psycopg.Pipeline) -> None:
         self.conn = conn
+        self.pipe = pipe
+        self._checks: list[tuple[psycopg.Cursor[Any], Callable[[], StoreError]]] = []
+
+    def check(self, cur: psycopg.Cursor[Any], error: Callable[[], StoreError]) -> None:
+        """Fail the unit with `error()` unless `cur` changed exactly one row."""
+        self._checks.append((cur, error))
+
+    def verify(self) -> None:
+        """Raise the first failed check (sending what is queued when a result is still missing)."""
+        if any(cur.rowcount < 0 for cur, _ in self._checks):
+            self.pipe.sync()
+        checks, self._checks = self._checks, []
+        for cur, error in checks:
+            if cur.rowcount != 1:
+                raise error()
 
     def put_session(self, state: SessionState, now: float) -> None:
         """Versioned write of the session row, then the history items not stored yet."""
         doc = {k: v for k, v in state.__dict__.items() if k not in _HISTORY}
         conn, sid = self.conn, state.id
         if state.version == 0:
-            cur = conn.execute("INSERT INTO sessions (id, doc, updated, version) VALUES (%s, %s, %s, 1) "
-                               "ON CONFLICT (id) DO NOTHING", (sid, _ENCODE(doc), now))
-            if cur.rowcount != 1:
-                raise StoreConflict(f"session {sid} already exists")
+            self.check(conn.execute("INSERT INTO sessions (id, doc, updated, version) VALUES (%s, %s, %s, 1) "
+                                    "ON CONFLICT (id) DO NOTHING", (sid, _ENCODE(doc), now)),
+                       lambda: StoreConflict(f"session {sid} already exists"))
         else:
-            cur = conn.execute("UPDATE sessions SET doc = %s, updated = %s, version = version + 1 "
-                               "WHERE id = %s AND version = %s", (_ENCODE(doc), now, sid, state.version))
-            if cur.rowcount != 1:
-                raise StoreConflict(f"session {sid} was changed by another writer since it was loaded")
-        state.version += 1
+            self.check(conn.execute("UPDATE sessions SET doc = %s, updated = %s, version = version + 1 "
+                                    "WHERE id = %s AND version = %s", (_ENCODE(doc), now, sid, state.version)),
+                       lambda: StoreConflict(f"session {sid} was changed by another writer since it was loaded"))
+        # One flight: the lease and version checks and the history counts come back together.
         row = conn.execute("SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = %s), "
                            "(SELECT COALESCE(MAX(seq), 0) FROM entities WHERE session = %s)", (sid, sid)).fetchone()
+        self.verify()
+        state.version += 1
         for (table, items), stored in zip((("messages", state.user_messages), ("entities", state.entities)), row):
             if len(items) > stored:
                 with conn.cursor() as cur:
@@ -224,33 +243,46 @@ class PostgresStore(BufferedWrites):
     # ------------------------------------------------------------ units of work and leases
 
     @contextmanager
-    def _begin(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection inside BEGIN … COMMIT. A connection found dead at BEGIN (the server
+    def _begin(self, pipeline: bool = False) -> Iterator[tuple[psycopg.Connection[Any], psycopg.Pipeline | None]]:
+        """A pooled connection inside BEGIN … COMMIT (with `pipeline`: statements queued and sent
+        in flights, COMMIT in the last one). A connection found dead at BEGIN (the server
         restarted, a failover, an idle timeout) is dropped and another taken: nothing of the
         caller's ran yet, so that retry is safe; a failure after BEGIN is the caller's to see."""
         attempts = 0
         while True:
             with self.pool.connection() as conn:
-                stack = ExitStack()
                 try:
-                    stack.enter_context(conn.transaction())
+                    conn.execute("BEGIN")  # its own round trip: the liveness check of the connection
                 except psycopg.OperationalError:
                     attempts += 1
                     if not conn.broken or attempts > self._retries:
                         raise
                     continue  # the pool discards the broken connection as it takes it back
-                with stack:
-                    yield conn
+                try:
+                    if pipeline:
+                        with conn.pipeline() as pipe:
+                            yield conn, pipe
+                            conn.execute("COMMIT")  # sent with the last flight as the pipeline ends
+                    else:
+                        yield conn, None
+                        conn.execute("COMMIT")
+                except BaseException:
+                    if not conn.closed:
+                        try:
+                            conn.execute("ROLLBACK")
+                        except psycopg.Error:
+                            pass  # a broken connection: the pool drops it, the server rolled back
+                    raise
                 return
 
     @contextmanager
-    def _tx(self, what: str) -> Iterator[psycopg.Connection[Any]]:
+    def _tx(self, what: str, pipeline: bool = False) -> Iterator[tuple[psycopg.Connection[Any], psycopg.Pipeline | None]]:
         """A transaction on a pooled connection; database failures become StoreUnavailable."""
         if self._closed:
             raise StoreUnavailable(f"store {self.path} is closed")
         try:
-            with self._begin() as conn:
-                yield conn
+            with self._begin(pipeline) as pair:
+                yield pair
         except (psycopg.errors.UniqueViolation, psycopg.errors.SerializationFailure) as exc:
             raise StoreConflict(f"store {self.path}: cannot {what}: {exc}") from exc
         except psycopg.DataError as exc:  # e.g. text the server cannot hold
@@ -268,13 +300,15 @@ class PostgresStore(BufferedWrites):
             raise StoreError("units of work do not nest")
         self._local.in_unit = True
         try:
-            with self._tx("commit the unit of work") as conn:
+            with self._tx("commit the unit of work", pipeline=True) as (conn, pipe):
+                assert pipe is not None
+                uow = _Unit(conn, pipe)
                 if holder is not None and session is not None:
-                    cur = conn.execute("UPDATE leases SET expires = GREATEST(expires, %s) "
-                                       "WHERE session = %s AND holder = %s", (expires or 0.0, session, holder))
-                    if cur.rowcount != 1:
-                        raise LeaseLost(f"session {session} is no longer leased to this turn")
-                yield _Unit(conn)
+                    uow.check(conn.execute("UPDATE leases SET expires = GREATEST(expires, %s) "
+                                           "WHERE session = %s AND holder = %s", (expires or 0.0, session, holder)),
+                              lambda: LeaseLost(f"session {session} is no longer leased to this turn"))
+                yield uow
+                uow.verify()
         finally:
             self._local.in_unit = False
 
@@ -296,7 +330,7 @@ class PostgresStore(BufferedWrites):
         """Take the lease when free, expired, held by a dead process, or ours."""
         if getattr(self._local, "in_unit", False):
             raise StoreError("a lease cannot change inside a unit of work")
-        with self._tx("take the lease of session " + session) as conn:
+        with self._tx("take the lease of session " + session) as (conn, _):
             vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
             version = vrow[0] if vrow else 0
             # A new row, or (on conflict) the current one locked until this transaction ends.
@@ -317,7 +351,7 @@ class PostgresStore(BufferedWrites):
         """Give the lease back and mark the reply delivered, together."""
         if getattr(self._local, "in_unit", False):
             raise StoreError("a lease cannot change inside a unit of work")
-        with self._tx("release the lease of session " + session) as conn:
+        with self._tx("release the lease of session " + session) as (conn, _):
             cur = conn.execute("DELETE FROM leases WHERE session = %s AND holder = %s", (session, holder))
             if cur.rowcount == 1 and delivered_turn is not None:
                 conn.execute("UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s",
@@ -331,7 +365,7 @@ class PostgresStore(BufferedWrites):
         if self._closed:
             raise StoreUnavailable(f"store {self.path} is closed")
         try:
-            with self._begin() as conn:
+            with self._begin() as (conn, _):
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 yield conn
         except (pg_errors.UndefinedTable, pg_errors.UndefinedColumn) as exc:
