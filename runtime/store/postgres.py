@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,6 +61,7 @@ _NS = 0x736B6C63
 _MIGRATE_KEY = 1  # second key of the migration lock
 POOL_SIZE = 10
 POOL_TIMEOUT = 30.0  # seconds a unit waits for a free connection before StoreUnavailable
+LIVENESS_CHECK = 5.0  # seconds between checks that this process's liveness lock is still held
 
 
 def _process_key(host: str, pid: str) -> int:
@@ -203,9 +205,10 @@ class PostgresStore(BufferedWrites):
         try:
             # Liveness first: a dedicated connection holding this process's shared advisory lock
             # for as long as the store is open (see the module docstring).
-            self._live = psycopg.connect(url, **kwargs)
-            self._live.execute("SELECT pg_advisory_lock_shared(%s, %s)",
-                               (_NS, _process_key(socket.gethostname(), str(os.getpid()))))
+            self._kwargs = kwargs
+            self._live_lock = threading.Lock()
+            self._live_checked = 0.0
+            self._live = self._hold_liveness()
             self.pool = ConnectionPool(url, min_size=1, max_size=max(1, pool_size), timeout=pool_timeout,
                                        kwargs=kwargs, open=True, name="skillc-store")
             self._migrate()
@@ -215,6 +218,28 @@ class PostgresStore(BufferedWrites):
         except BaseException:
             self._close_quietly()
             raise
+
+    def _hold_liveness(self) -> psycopg.Connection[Any]:
+        conn = psycopg.connect(self.url, **self._kwargs)
+        conn.execute("SELECT pg_advisory_lock_shared(%s, %s)",
+                     (_NS, _process_key(socket.gethostname(), str(os.getpid()))))
+        return conn
+
+    def _keep_alive(self, now: float) -> None:
+        """Before taking a lease: make sure this process still shows as alive (its liveness
+        connection may have died with a server restart), checked at most every few seconds."""
+        with self._live_lock:
+            if now - self._live_checked < LIVENESS_CHECK and not self._live.closed:
+                return
+            try:
+                self._live.execute("SELECT 1")
+            except psycopg.Error:
+                try:
+                    self._live.close()
+                except psycopg.Error:
+                    pass
+                self._live = self._hold_liveness()  # psycopg.Error here: the caller's StoreUnavailable
+            self._live_checked = now
 
     def _close_quietly(self) -> None:
         for thing in (getattr(self, "pool", None), getattr(self, "_live", None)):
@@ -331,6 +356,7 @@ class PostgresStore(BufferedWrites):
         if getattr(self._local, "in_unit", False):
             raise StoreError("a lease cannot change inside a unit of work")
         with self._tx("take the lease of session " + session) as (conn, _):
+            self._keep_alive(time.monotonic())
             vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
             version = vrow[0] if vrow else 0
             # A new row, or (on conflict) the current one locked until this transaction ends.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -186,6 +187,20 @@ def test_a_dropped_connection_fails_one_unit_cleanly_and_the_next_works(opener: 
     with store.unit("s1") as uow:
         uow.put_task(TaskState(id="t1", session="s1", agent="a", message="m"))
     assert store.get_task("s1", "t1") is not None
+    # The terminated liveness connection is replaced before the next lease is taken, so other
+    # workers see this process alive again (checked at once here, not within LIVENESS_CHECK).
+    from skillc.runtime.store.postgres import _NS, _process_key
+
+    def liveness_locks() -> int:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            return admin.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::int::oid "
+                                 "AND objid = %s::int::oid AND granted",
+                                 (_NS, _process_key(socket.gethostname(), str(os.getpid())))).fetchone()[0]
+
+    assert liveness_locks() == 0
+    store._live_checked = float("-inf")
+    assert store.acquire_lease("s2", new_holder(), now=1.0, ttl=30.0).granted
+    assert liveness_locks() == 1
 
 
 def test_config_selects_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
