@@ -176,6 +176,8 @@ def page_as(browser: Any, live: LiveServer) -> Iterator[Any]:
         page = ctx.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        # anything the Content-Security-Policy blocked (an inline style, another host) is an error
+        page.on("console", lambda msg: errors.append(msg.text) if "Content Security Policy" in msg.text else None)
         page.js_errors = errors  # checked by the tests: a console with a script error fails
         return page
 

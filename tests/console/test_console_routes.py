@@ -74,6 +74,8 @@ def test_assets_are_served_without_identity_and_load_nothing_from_other_hosts(cl
     page = client.get("/console/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
     assert page.headers["cache-control"] == "no-cache"
+    csp = page.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert client.get("/console", follow_redirects=False).headers["location"] == "/console/"
     for asset in sorted(STATIC.rglob("*")):
         if asset.is_file():

@@ -29,13 +29,22 @@ from skillc.runtime.server.console import studio_view
 STATIC = Path(__file__).resolve().parent / "static"
 
 
+# Everything comes from this server, nothing else may run: no inline script or style, no other
+# host (the console works on closed networks, and a value a model wrote can never become code).
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
 class _Assets(StaticFiles):
-    """The console's files, always revalidated: a redeployed console is never half old, half new."""
+    """The console's files, always revalidated (a redeployed console is never half old, half new)
+    and under a strict Content-Security-Policy."""
 
     async def get_response(self, path: str, scope: Scope) -> Response:
         response = await super().get_response(path, scope)
         response.headers["Cache-Control"] = "no-cache"
         response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["Referrer-Policy"] = "no-referrer"
         return response
 
 

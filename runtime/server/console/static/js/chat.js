@@ -52,7 +52,7 @@ class Chat {
       this.input, this.hint, this.sendButton);
     const side = el("aside", { class: "panel" },
       el("button", { id: "new-session", onclick: () => this.newSession() }, "New conversation"),
-      el("label", { class: "field", style: "margin-top:12px" }, el("span", {}, "Agent for a new task"), this.agent),
+      el("label", { class: "field gap-top" }, el("span", {}, "Agent for a new task"), this.agent),
       el("h3", {}, "Your sessions"), this.list);
     this.head = el("div", { class: "toolbar" });
     this.drawHead();
@@ -62,14 +62,14 @@ class Chat {
 
   drawHead() {
     replace(this.head,
-      el("h2", { style: "margin:0" }, "Chat ", this.sid ? el("span", { class: "badge plain mono", id: "session-id" }, this.sid) : null),
+      el("h2", { class: "flush" }, "Chat ", this.sid ? el("span", { class: "badge plain mono", id: "session-id" }, this.sid) : null),
       this.sid ? el("a", { href: `#/trace/${encodeURIComponent(this.sid)}`, id: "open-trace" }, "trace") : null);
   }
 
   drawSessions(sessions) {
     replace(this.list, sessions.length ? sessions.map((s) => el("li", {},
       el("a", { href: `#/chat/${encodeURIComponent(s.id)}`, class: s.id === this.sid ? "current" : "" },
-        s.id, s.pending ? el("span", { class: "badge warn", style: "margin-left:6px" }, s.pending) : null))) :
+        s.id, s.pending ? el("span", { class: "badge warn gap-left" }, s.pending) : null))) :
       el("li", { class: "muted" }, "none yet"));
   }
 

@@ -16,7 +16,7 @@ export async function renderStudio(root, parts) {
       " ", el("span", { class: "badge plain mono" }, a.agent_code)),
     el("div", { class: "muted" }, a.mission_desc),
     el("ul", { class: "skill-list" }, a.skills.map((k) => el("li", {}, skillLink(k))))));
-  const rejected = data.rejected.length ? el("div", { class: "panel", style: "margin-top:12px" },
+  const rejected = data.rejected.length ? el("div", { class: "panel gap-top" },
     el("h3", {}, "Rejected at load"),
     el("ul", {}, data.rejected.map((r) => el("li", {}, el("code", {}, r.key), ": ",
       r.diagnostics.map((d) => `${d.code} ${d.message}`).join("; "))))) : null;
@@ -55,7 +55,7 @@ async function renderAgent(root, code) {
 async function renderSkill(root, key) {
   const s = await getJSON(PATHS.skill(key));
   const head = [s.mode, s.delegatable ? "delegatable" : null, s.target ? `target ${s.target}` : null].filter(Boolean).join(", ");
-  const tools = s.tools.map((t) => el("section", { class: "panel tool", "data-tool": t.name, style: "margin-bottom:12px" },
+  const tools = s.tools.map((t) => el("section", { class: "panel tool", "data-tool": t.name },
     el("h3", {}, el("code", {}, t.name), " ",
       el("span", { class: `badge ${t.side_effect === "WRITE" ? "warn" : "plain"}` }, t.side_effect),
       t.confirm ? el("span", { class: "badge warn" }, "confirm") : null,
@@ -80,6 +80,6 @@ async function renderSkill(root, key) {
     s.inputs.length ? el("div", { class: "panel" }, el("h3", {}, "Inputs"), el("ul", {}, s.inputs.map((i) =>
       el("li", {}, el("code", {}, i.name), i.from ? ` from ${i.from}` : "", i.provider ? ` (provider ${i.provider})` : "",
         i.required ? "" : " (optional)")))) : null,
-    s.outputs.length ? el("div", { class: "panel", style: "margin-top:12px" }, el("h3", {}, "Outputs"), el("ul", {}, s.outputs.map((o) =>
+    s.outputs.length ? el("div", { class: "panel gap-top" }, el("h3", {}, "Outputs"), el("ul", {}, s.outputs.map((o) =>
       el("li", {}, el("code", {}, o.name), ` ${o.type}`, o.share ? `, shared ${o.share}` : "", o.required ? "" : " (optional)")))) : null);
 }

@@ -42,7 +42,7 @@ export async function renderTrace(root, parts, sessions) {
   }
   replace(root,
     el("div", { class: "toolbar" },
-      el("h2", { style: "margin:0" }, "Trace ", el("span", { class: "badge plain mono" }, sid)),
+      el("h2", { class: "flush" }, "Trace ", el("span", { class: "badge plain mono" }, sid)),
       el("label", {}, filter, " refusals only"),
       el("a", { href: `#/chat/${encodeURIComponent(sid)}` }, "open in chat"),
       el("a", { href: PATHS.trace(sid), download: `${sid}.jsonl` }, "raw JSON lines")),
@@ -61,7 +61,7 @@ function drawTurn(sid, turn, refusalsOnly, selected, byId) {
   return el("section", { class: "turn panel", "data-turn": turn.turn },
     el("h3", {}, `Turn ${turn.turn} `, el("span", { class: "muted" }, said)),
     el("ol", { class: "timeline" }, items.map((i) => i.type === "call" ? callRow(sid, i, selected, byId.get(i.event.evidence)) : eventRow(i.event))),
-    turn.reply && !refusalsOnly ? el("div", { class: "muted", style: "margin-top:6px" },
+    turn.reply && !refusalsOnly ? el("div", { class: "muted gap-top-s" },
       turn.reply.suspended ? "Waiting: " : "Reply: ", el("span", { class: "reply-text" }, turn.reply.text)) : null);
 }
 
