@@ -221,13 +221,13 @@ def follow(event: dict[str, Any], env: Any, chain: AuditChain | None) -> Iterato
     kind = event.get("kind")
     if event["type"] in ("node.suspended", "node.resumed") and kind == "APPROVAL":
         pending = getattr(node, "pending", None)
-        if pending is None:
+        if node is None or pending is None:
             return
         if event["type"] == "node.suspended":
             decision, actor = "REQUESTED", "runtime"
         else:
-            answer = event.get("answer") if isinstance(event.get("answer"), dict) else {}
-            decision, actor = str(answer.get("decision")), "user"
+            answer = event.get("answer")
+            decision, actor = str(answer.get("decision") if isinstance(answer, dict) else None), "user"
         args = _masked(env, node.skill, pending.tool, pending.args)
         yield "audit.approval", {
             **common, "approval": approval_id(chain, event["session"], event.get("task"), node_id, pending.tool,
