@@ -18,7 +18,7 @@ import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from types import SimpleNamespace
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator
 
 from starlette.requests import Request
 
@@ -95,6 +95,7 @@ class ServerContext:
         self.runtime: Any = None
         self.shutting_down = False
         self.started = False
+        self.on_shutdown: list[Callable[[], None]] = []  # called as shutdown begins (e.g. leave a balancer)
         self._given = {"model": model, "gateway": gateway, "store": store, "servers": servers}
         self._owned: list[Any] = []
         self._sessions: dict[str, Any] = {}
@@ -158,6 +159,8 @@ class ServerContext:
     async def stop(self) -> None:
         """Graceful shutdown: refuse new runs, let running turns reach a stopping point, close."""
         self.shutting_down = True
+        for hook in self.on_shutdown:
+            hook()
         running = [r.task for r in self.runs.running() if r.task is not None]
         if running:
             log.info("waiting up to %gs for %d running turn(s)", self.options.shutdown_grace, len(running))

@@ -3,14 +3,16 @@ resumes, repeated runIds, one run per session, disconnects; every stream passes 
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from skillc.runtime.server import create_app
 from skillc.runtime.server.auth import encode_identity, sign_request
 
-from serve_harness import Client, Stream, check_stream, read_sse
+from serve_harness import ALICE, SECRET, Client, ServerThread, Stream, check_stream, read_sse, write_config
 
 ROUTE = {"answer": {"agent": "editor"}}
 
@@ -217,3 +219,31 @@ def test_a_client_that_disconnects_does_not_lose_the_turn(alice: Client, model: 
     assert full.events[: len(partial.events)] == partial.events
     assert full.interrupt["reason"] == "skillc.follow_up"
     assert [e["type"] for e in alice.trace("gone")][-1] == "turn.reply"
+
+
+def test_shutdown_lets_a_running_turn_finish(compiled: Path, fake_model: Any, tmp_path: Path) -> None:
+    app = create_app(config_path=write_config(tmp_path, str(compiled), fake_model.url))
+    ctx = app.state.ctx
+    stopping = threading.Event()
+    ctx.on_shutdown.append(stopping.set)
+    server = ServerThread(app).__enter__()
+    client = Client(server.url, SECRET, ALICE)
+    try:
+        (tmp_path / "gate" / "hold").write_text("", encoding="utf-8")
+        fake_model.add(ROUTE, call("cms_space_list"))
+        conn, _, _ = _start(client, "late", "late-1", "Create an article titled Late")
+        conn.__exit__(None, None, None)  # nobody is listening any more
+        stopper = threading.Thread(target=server.stop)
+        stopper.start()
+        assert stopping.wait(60)  # shutdown has begun, and the turn is still held in its tool call
+        assert not ctx.runs.get("late-1").done
+        fake_model.add(call("builtin_node_follow_up", question="Which title?", expectedFields=["title"]))
+        (tmp_path / "gate" / "release").write_text("", encoding="utf-8")
+        stopper.join(60)
+        assert not stopper.is_alive() and ctx.runs.get("late-1").done
+    finally:
+        client.close()
+        server.stop()
+    events = [json.loads(line) for line in (tmp_path / "traces" / "late.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert events[-1]["type"] == "turn.reply" and events[-1]["suspended"] is True
+    assert fake_model.remaining == 0

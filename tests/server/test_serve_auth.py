@@ -1,0 +1,52 @@
+"""Gateway identity checks that need no server: development mode, identity decoding, hidden fields,
+the nonce window, and the refusal to start without a secret."""
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from skillc.runtime.server.auth import DEV_IDENTITY, GatewayAuth, NonceCache, decode_identity, sign_request
+from skillc.runtime.server.errors import ApiError
+
+
+def test_development_mode_is_explicit_and_takes_the_unsigned_identity() -> None:
+    with pytest.raises(ValueError, match="no gateway secret"):
+        GatewayAuth(secret=None)
+    dev = GatewayAuth(secret=None, dev=True)
+    assert dev.identify("GET", "/api/sessions", {}, b"").platform == DEV_IDENTITY
+    raw = {"x-skillc-identity": json.dumps({"userId": 5, "organId": 2, "passportId": "p"})}
+    me = dev.identify("GET", "/api/sessions", raw, b"")
+    assert me.dev and me.platform == {"userId": 5, "organId": 2} and me.owner == "2:5"  # §11 fields only
+
+
+def test_identity_header_forms_and_hidden_fields() -> None:
+    text = json.dumps({"userId": 7, "name": "刘", "passportId": "x", "extra": 1}, ensure_ascii=False).encode()
+    for form in (base64.b64encode(text).decode(), base64.urlsafe_b64encode(text).decode().rstrip("=")):
+        assert decode_identity(form, hidden=("passportId",)) == {"userId": 7, "name": "刘"}
+    for bad in ("%%%", base64.b64encode(b"[1]").decode(), base64.b64encode(b'{"name": "x"}').decode()):
+        with pytest.raises(ApiError) as err:
+            decode_identity(bad)
+        assert err.value.code == "AUTH_BAD_IDENTITY" and err.value.status == 401
+
+
+def test_a_signed_request_verifies_once_within_the_window() -> None:
+    now = 1_800_000_000.0
+    auth = GatewayAuth(secret="s3cret", skew=300, clock=lambda: now)
+    headers = {k.lower(): v for k, v in sign_request("s3cret", "POST", "/agui?x=1", b"{}", {"userId": 1}, now=now - 299).items()}
+    assert auth.identify("POST", "/agui?x=1", headers, b"{}").owner == ":1"
+    with pytest.raises(ApiError) as err:
+        auth.identify("POST", "/agui?x=1", headers, b"{}")
+    assert err.value.code == "AUTH_REPLAYED"
+    moved = {k.lower(): v for k, v in sign_request("s3cret", "POST", "/agui", b"{}", {"userId": 1}, now=now).items()}
+    with pytest.raises(ApiError) as err:
+        auth.identify("POST", "/agui?x=1", moved, b"{}")  # signed for another target
+    assert err.value.code == "AUTH_BAD_SIGNATURE"
+
+
+def test_the_nonce_cache_forgets_only_outside_the_window() -> None:
+    cache = NonceCache(window=10)
+    assert not cache.seen("n-000001", 100.0) and cache.seen("n-000001", 105.0)
+    assert not cache.seen("n-000002", 200.0)  # n-000001 is long expired now
+    assert not cache.seen("n-000001", 200.0)
