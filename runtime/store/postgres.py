@@ -151,6 +151,7 @@ class _Unit:
         row = conn.execute("SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = %s), "
                            "(SELECT COALESCE(MAX(seq), 0) FROM entities WHERE session = %s)", (sid, sid)).fetchone()
         self.verify()
+        assert row is not None  # an aggregate always has its one row
         state.version += 1
         for (table, items), stored in zip((("messages", state.user_messages), ("entities", state.entities)), row):
             if len(items) > stored:
@@ -197,11 +198,11 @@ class PostgresStore(BufferedWrites):
                  connect_timeout: float = 10.0) -> None:
         self.url = url
         self.path = _redact(url)  # what messages name, as SQLiteStore.path does
-        self._buffer = []
+        self._buffer: list[tuple[str, tuple[Any, ...]]] = []
         self._local = threading.local()  # per thread: inside a unit (units do not nest)
         self._closed = False
         self._retries = max(1, pool_size) + 1  # every pooled connection may be dead at once
-        kwargs = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout))}
+        kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout))}
         try:
             # Liveness first: a dedicated connection holding this process's shared advisory lock
             # for as long as the store is open (see the module docstring).
@@ -359,13 +360,18 @@ class PostgresStore(BufferedWrites):
             self._keep_alive(time.monotonic())
             vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
             version = vrow[0] if vrow else 0
-            # A new row, or (on conflict) the current one locked until this transaction ends.
-            inserted = conn.execute("INSERT INTO leases (session, holder, expires) VALUES (%s, %s, %s) "
-                                    "ON CONFLICT (session) DO NOTHING", (session, holder, now + ttl)).rowcount
-            if inserted == 1:
-                return Lease(session, holder, now + ttl, True, version)
-            current, until = conn.execute("SELECT holder, expires FROM leases WHERE session = %s FOR UPDATE",
-                                          (session,)).fetchone()
+            while True:
+                # A new row, or (on conflict) the current one locked until this transaction ends.
+                inserted = conn.execute("INSERT INTO leases (session, holder, expires) VALUES (%s, %s, %s) "
+                                        "ON CONFLICT (session) DO NOTHING", (session, holder, now + ttl)).rowcount
+                if inserted == 1:
+                    return Lease(session, holder, now + ttl, True, version)
+                found = conn.execute("SELECT holder, expires FROM leases WHERE session = %s FOR UPDATE",
+                                     (session,)).fetchone()
+                if found is not None:
+                    break
+                # released between the two statements: insert again
+            current, until = found
             if current != holder and until > now and not self._gone(conn, current):
                 return Lease(session, current, until, False, version)
             conn.execute("UPDATE leases SET holder = %s, expires = %s WHERE session = %s", (holder, now + ttl, session))
