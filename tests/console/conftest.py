@@ -90,9 +90,10 @@ def fake_model() -> Iterator[FakeOpenAIServer]:
 
 
 def start_live(tmp: Path, fake_model: FakeOpenAIServer, *, cms_args: list[str] | None = None,
-               mcp_timeout: float | None = None) -> LiveServer:
-    """`skillc serve` in development mode over the compiled example studio and the example CMS
-    server (`cms_args`: another stdio MCP server serving the CMS tools, run with this Python)."""
+               mcp_timeout: float | None = None, secret: str | None = None) -> LiveServer:
+    """`skillc serve` over the compiled example studio and the example CMS server, in development
+    mode, or checking gateway signatures made with `secret` (`cms_args`: another stdio MCP server
+    serving the CMS tools, run with this Python)."""
     try:
         from skillc.runtime.server import create_app
     except ImportError as exc:  # the server package is not there: nothing to drive
@@ -116,7 +117,7 @@ command = {json.dumps(sys.executable)}
 args = {json.dumps(args)}
 env = {{ {", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in env.items())} }}
 [server]
-auth = "dev"
+{f'auth = "hmac"{chr(10)}secret = {json.dumps(secret)}' if secret else 'auth = "dev"'}
 trace_dir = {json.dumps(str(tmp / "traces"))}
 """, encoding="utf-8")
     return LiveServer(create_app(config_path=str(config))).start()
