@@ -92,3 +92,32 @@ def test_concurrent_sessions_never_mix(tmp_path: Path) -> None:
     verdict = verify(iter_events(str(tmp_path / "trace.jsonl")))
     assert verdict.ok, verdict.problem
     assert verdict.sessions == sessions
+
+
+def test_concurrent_sessions_keep_their_own_span_trees(tmp_path: Path) -> None:
+    """With telemetry on, every span of a session sits in that session's turn tree."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from skillc.runtime import telemetry
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.enable(tracer_provider=provider)
+    try:
+        asyncio.run(_run(tmp_path, 6))
+    finally:
+        telemetry.disable()
+        telemetry.REGISTRY.reset()
+    spans = exporter.get_finished_spans()
+    roots = {s.context.trace_id: s for s in spans if s.parent is None}
+    assert len(roots) == 6
+    tools = [s for s in spans if s.name == "execute_tool cms_article_get"]
+    assert len(tools) == 6 * CALLS
+    for span in spans:
+        attrs = span.attributes or {}
+        root_attrs = roots[span.context.trace_id].attributes or {}
+        if "gen_ai.conversation.id" in attrs:
+            assert attrs["gen_ai.conversation.id"] == root_attrs["gen_ai.conversation.id"], span.name

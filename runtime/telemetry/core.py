@@ -117,6 +117,8 @@ class ObservedModel:
     async def complete(self, request: Any) -> Any:
         """The wrapped adapter's answer, observed."""
         telemetry = self._telemetry
+        if telemetry not in trace_mod._OBSERVERS:  # switched off since this model was wrapped
+            return await self._inner.complete(request)
         env = trace_mod.current_env()
         handle = telemetry.spans.model_started(env, self._inner, request) if telemetry.spans is not None else None
         try:
