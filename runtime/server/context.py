@@ -103,7 +103,7 @@ class ServerContext:
         self._taken: dict[str, set[str]] = {}
         self._gated: dict[str, str | None] = {}  # session -> toolCallId of the write awaiting approval
         self._open_lock = asyncio.Lock()
-        self._send_takes_id = False
+        self._message_id_arg: str | None = None
         store_dir = Path(config.store.path).resolve().parent if config.store.path else Path(tempfile.gettempdir())
         self.traces = TraceFiles(Path(options.trace_dir) if options.trace_dir else store_dir / "traces")
 
@@ -130,8 +130,9 @@ class ServerContext:
         trace.listeners.append(self._on_trace)
         self.runtime = Runtime(self.feed, gateway, model, store, self.config.settings, trace=trace,
                                on_progress=self._on_progress)
-        # decision 21 (a lost reply): a store that knows client message ids takes them with the message
-        self._send_takes_id = "message_id" in inspect.signature(_session_class().send).parameters
+        # decision 21 (a lost reply): a session that knows client message ids takes them with the message
+        params = inspect.signature(_session_class().send).parameters
+        self._message_id_arg = next((n for n in ("client_message_id", "message_id") if n in params), None)
         self.started = True
         if self.auth.dev:
             log.warning("skillc serve runs in DEVELOPMENT MODE: requests are NOT authenticated")
@@ -288,7 +289,7 @@ class ServerContext:
                                                   **{k: payload.get(k) for k in ("decision", "digest", "approver",
                                                                                  "decided_at")}})
             if action == "send":
-                kwargs = {"message_id": message_id} if self._send_takes_id and message_id else {}
+                kwargs = {self._message_id_arg: message_id} if self._message_id_arg and message_id else {}
                 reply = await session.send(payload, **kwargs)
             elif action == "answer":
                 reply = await session.answer(payload)

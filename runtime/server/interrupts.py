@@ -80,7 +80,8 @@ def answer_of(session: Any, resume: list[ResumeEntry], key: bytes, caller: Ident
     if current is None or entry.interrupt_id != current.id:
         raise ApiError("INTERRUPT_STALE", f"interrupt {entry.interrupt_id!r} is not pending"
                        + (f" (pending: {current.id})" if current else " (nothing is pending)"))
-    kind = current.metadata["kind"]
+    meta = current.metadata or {}
+    kind = meta["kind"]
     payload = entry.payload
     if kind == "APPROVAL":
         if entry.status == "cancelled":
@@ -88,7 +89,7 @@ def answer_of(session: Any, resume: list[ResumeEntry], key: bytes, caller: Ident
         if not isinstance(payload, dict) or payload.get("decision") not in ("CONFIRM", "REJECT", "CANCEL"):
             raise ApiError("RESUME_INVALID", "an approval is answered with {decision: CONFIRM|REJECT|CANCEL, digest}")
         digest = payload.get("digest")
-        if not isinstance(digest, str) or not hmac.compare_digest(digest, current.metadata["digest"]):
+        if not isinstance(digest, str) or not hmac.compare_digest(digest, meta["digest"]):
             raise ApiError("APPROVAL_DIGEST_MISMATCH", "the approval's digest does not match the arguments "
                            "pending now; nothing was run", pending=current.model_dump(by_alias=True))
         return "answer", {"decision": payload["decision"], "digest": digest, "approver": caller.platform,

@@ -102,7 +102,7 @@ class RunMapper:
     def trace(self, ev: dict[str, Any]) -> None:
         """One trace event of this run's session."""
         kind = ev["type"]
-        node = ev.get("node")
+        node: str = ev.get("node") or ""
         if kind in ("node.started", "node.resumed"):
             if node not in self.open_steps:
                 if kind == "node.resumed":  # its `kind` is the suspension's, not the node's
