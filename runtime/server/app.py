@@ -53,7 +53,7 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
     from skillc.runtime import telemetry
 
     telemetry.for_service(config_path)  # [telemetry] / OTEL_*: spans; metrics for GET /metrics either way
-    src = str(source) if source is not None else config.studio.source
+    src = str(source) if source is not None else (options.studio_url or config.studio.source)
     store_dir = Path(config.store.path).resolve().parent if config.store.path else Path.cwd()
     feed = StudioFeed(src, store_dir / "compiled", interval=options.studio_refresh, timeout=options.studio_timeout)
     auth = GatewayAuth(secret=options.secret, skew=options.clock_skew, dev=options.dev,

@@ -25,6 +25,8 @@ class ServeOptions:
     studio_refresh: float = 2.0
     studio_timeout: float = 5.0
     run_history: int = 2000
+    studio_url: str | None = None
+    """`[studio] url`: a studio service (same as an http(s) `[studio] source`)."""
 
 
 def read_options(config_path: str | os.PathLike[str] | None, env: dict[str, str] | None = None,
@@ -32,16 +34,21 @@ def read_options(config_path: str | os.PathLike[str] | None, env: dict[str, str]
     """`[server]` of the config file (if any), then the environment, then explicit overrides."""
     env = dict(os.environ) if env is None else env
     table: dict[str, Any] = {}
+    raw: dict[str, Any] = {}
     base = Path(".")
     if config_path is not None and Path(config_path).is_file():
         base = Path(config_path).resolve().parent
         try:
-            table = tomllib.loads(Path(config_path).read_text(encoding="utf-8")).get("server", {})
+            raw = tomllib.loads(Path(config_path).read_text(encoding="utf-8"))
+            table = raw.get("server", {})
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{config_path}: invalid TOML: {exc}") from None
     if not isinstance(table, dict):
         raise ConfigError(f"{config_path}: [server] must be a table")
     values: dict[str, Any] = {}
+    studio = raw.get("studio", {}) if isinstance(raw.get("studio"), dict) else {}
+    if isinstance(studio.get("url"), str) and studio["url"]:
+        values["studio_url"] = studio["url"]
     try:
         for key in ("host",):
             if key in table:

@@ -31,7 +31,9 @@ def stack(tmp_path: Path, fake_model: FakeOpenAIServer) -> Iterator[dict[str, An
     studio = ServerThread(make_app(studio_dir)).__enter__()
     from skillc.runtime.server import create_app
 
-    app = create_app(config_path=write_config(tmp_path, studio.url, fake_model.url))
+    config = write_config(tmp_path, studio.url, fake_model.url)
+    config.write_text(config.read_text(encoding="utf-8").replace("source =", "url =", 1), encoding="utf-8")
+    app = create_app(config_path=config)  # `[studio] url`
     runtime = ServerThread(app).__enter__()
     client = Client(runtime.url, SECRET, ALICE)
     try:
