@@ -33,6 +33,7 @@ from skillc.runtime.server.studio_feed import StudioFeed
 
 log = logging.getLogger("skillc.server")
 SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+LIVE_SESSIONS = 5000
 _RUN: contextvars.ContextVar[RunMapper | None] = contextvars.ContextVar("skillc_run", default=None)
 
 
@@ -98,9 +99,11 @@ class ServerContext:
         self.on_shutdown: list[Callable[[], None]] = []  # called as shutdown begins (e.g. leave a balancer)
         self._given = {"model": model, "gateway": gateway, "store": store, "servers": servers}
         self._owned: list[Any] = []
-        self._sessions: dict[str, Any] = {}
+        # Live sessions, least recently used first; an idle one beyond the limit is let go (its
+        # state is in the store; it is reopened on its next request).
+        self._sessions: OrderedDict[str, Any] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
-        self._taken: dict[str, set[str]] = {}
+        self._taken: dict[str, OrderedDict[str, None]] = {}  # user message ids already run, per session
         self._gated: dict[str, str | None] = {}  # session -> toolCallId of the write awaiting approval
         self._open_lock = asyncio.Lock()
         self._message_id_arg: str | None = None
@@ -194,14 +197,16 @@ class ServerContext:
                            "starting with a letter or digit")
         async with self._open_lock:
             session = self._sessions.get(session_id)
-            if session is None:
+            if session is not None:
+                self._sessions.move_to_end(session_id)
+            else:
                 state = self.runtime.store.get_session(session_id)
                 if state is None and not create:
                     raise ApiError("SESSION_NOT_FOUND", f"no session {session_id}")
                 if state is not None and owner_of(state.platform) != identity.owner:
                     raise ApiError("SESSION_FORBIDDEN", f"session {session_id} belongs to another caller")
                 session = await self.runtime.open_session(dict(identity.platform), session_id=session_id)
-                self._sessions[session_id] = session
+                self.adopt(session)
         if owner_of(session.platform) != identity.owner:
             raise ApiError("SESSION_FORBIDDEN", f"session {session_id} belongs to another caller")
         return session
@@ -209,6 +214,13 @@ class ServerContext:
     def adopt(self, session: Any) -> None:
         """Keep a session opened elsewhere (REST open) as this process's live one."""
         self._sessions[session.id] = session
+        while len(self._sessions) > LIVE_SESSIONS:
+            idle = next((sid for sid in self._sessions if not self.lock_of(sid).locked()), None)
+            if idle is None:
+                break
+            del self._sessions[idle]
+            self._locks.pop(idle, None)
+            self._taken.pop(idle, None)
 
     def sessions_of(self, identity: Identity) -> list[dict[str, Any]]:
         """The caller's sessions, most recent first: id, updated, turn, pending kind."""
@@ -253,12 +265,14 @@ class ServerContext:
             raise ApiError(SessionBusy.name, f"session {thread_id} has a run in progress")
         await lock.acquire()
         try:
-            taken = self._taken.setdefault(thread_id, set())
+            taken = self._taken.setdefault(thread_id, OrderedDict())
             if resume:
                 action, payload = answer_of(session, resume, self.digest_key, identity, self.runtime.clock())
             elif message is not None and message[0] not in taken:
                 action, payload = "send", message[1]
-                taken.add(message[0])
+                taken[message[0]] = None
+                while len(taken) > 200:
+                    taken.popitem(last=False)
             elif session.pending() is not None:
                 action, payload = "repeat", None
             else:
