@@ -89,6 +89,20 @@ def fake_model() -> Iterator[FakeOpenAIServer]:
         yield srv
 
 
+@pytest.fixture(autouse=True)
+def _empty_model_queue(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that failed half-way leaves canned responses behind: use them up, so the next test
+    of the module starts from an empty script instead of failing for the first one's reason."""
+    yield
+    if "fake_model" not in request.fixturenames:
+        return
+    fake = request.getfixturevalue("fake_model")
+    import httpx
+
+    while fake.remaining:
+        httpx.post(f"{fake.url}/chat/completions", json={"model": "drain", "messages": []}, timeout=10)
+
+
 def start_live(tmp: Path, fake_model: FakeOpenAIServer, *, cms_args: list[str] | None = None,
                mcp_timeout: float | None = None, secret: str | None = None) -> LiveServer:
     """`skillc serve` over the compiled example studio and the example CMS server, in development
@@ -144,7 +158,8 @@ def browser() -> Iterator[Any]:
         pytest.skip("the playwright Python package is not installed (pip install -e '.[dev]')")
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=20_000)  # a run may wait on the MCP server's first start
+    # generous: a run may wait on the MCP server's first start, and the machine is shared
+    expect.set_options(timeout=45_000)
     with sync_playwright() as pw:
         chrome = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -172,7 +187,7 @@ def page_as(browser: Any, live: LiveServer) -> Iterator[Any]:
     def make(platform: dict[str, Any] = ALICE) -> Any:
         ctx = browser.new_context(base_url=live.url, viewport={"width": 1280, "height": 860},
                                   extra_http_headers=_identity_header(platform))
-        ctx.set_default_timeout(20_000)
+        ctx.set_default_timeout(45_000)
         contexts.append(ctx)
         page = ctx.new_page()
         errors: list[str] = []
