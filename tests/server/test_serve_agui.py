@@ -143,6 +143,8 @@ def test_signatures_are_required_and_checked(alice: Client, served: Any) -> None
     assert httpx.get(served.url + "/healthz").json() == {"status": "ok"}  # health needs no identity
     ready = httpx.get(served.url + "/readyz").json()
     assert ready["ready"] and ready["auth"] == "hmac" and ready["mcp"] == {"cms": {"ok": True}}
+    metrics = httpx.get(served.url + "/metrics")  # the telemetry module's renderer, mounted here
+    assert metrics.status_code == 200 and metrics.headers["content-type"].startswith("text/plain")
 
 
 def test_another_callers_session_is_refused(alice: Client, bob: Client, model: Any) -> None:
