@@ -2,12 +2,11 @@
 reordered event are each named by `skillc audit verify`; approvals and settlements are audit events."""
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
-from helpers.telemetry_scenario import SECRET, write_scenario
+from helpers.telemetry_scenario import run_async, SECRET, write_scenario
 
 from skillc.commands import audit as audit_cmd
 from skillc.main import run as cli_run
@@ -20,7 +19,7 @@ from skillc.scenario.runner import run_scenario
 def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("audit")
     path = folder / "trace.jsonl"
-    result = asyncio.run(run_scenario(write_scenario(folder), trace_path=str(path)))
+    result = run_async(run_scenario(write_scenario(folder), trace_path=str(path)))
     assert result.error is None and result.crash is None and not result.problems, result
     return path
 

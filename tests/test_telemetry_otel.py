@@ -3,7 +3,6 @@ its verify tool) against the GenAI conventions; no sensitive value in any export
 traceparent carried in the MCP request's `_meta`; nothing of OpenTelemetry loaded when off."""
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
-from helpers.telemetry_scenario import SECRET, write_scenario
+from helpers.telemetry_scenario import run_async, SECRET, write_scenario
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -37,7 +36,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     telemetry.REGISTRY.reset()
     telemetry.enable(tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader]))
     try:
-        result = asyncio.run(run_scenario(write_scenario(folder), trace_path=str(folder / "t.jsonl")))
+        result = run_async(run_scenario(write_scenario(folder), trace_path=str(folder / "t.jsonl")))
         assert result.error is None and result.crash is None and not result.problems, result
         events = [json.loads(line) for line in (folder / "t.jsonl").read_text().splitlines()]
         yield {"spans": list(exporter.get_finished_spans()), "events": events,
@@ -171,7 +170,7 @@ def test_traceparent_in_mcp_meta() -> None:
             return await gateway.call("echo_meta", {})
 
     try:
-        outcome = asyncio.run(call())
+        outcome = run_async(call())
     finally:
         telemetry.disable()
         telemetry.REGISTRY.reset()

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from helpers.telemetry_scenario import run_async
+
 from skillc.compiler.build import compile_studio
 from skillc.compiler.sources import studio_from_mapping
 from skillc.runtime.config import Settings
@@ -78,7 +80,7 @@ async def _run(tmp: Path, sessions: int) -> tuple[list[dict[str, Any]], dict[str
 
 def test_concurrent_sessions_never_mix(tmp_path: Path) -> None:
     sessions = 12
-    events, numbers = asyncio.run(_run(tmp_path, sessions))
+    events, numbers = run_async(_run(tmp_path, sessions))
     invoked = [e for e in events if e["type"] == "mcp.invoked"]
     assert len(invoked) == sessions * CALLS
     wrong = [e for e in invoked if e["args"]["articleId"] != numbers[e["session"]]]
@@ -107,7 +109,7 @@ def test_concurrent_sessions_keep_their_own_span_trees(tmp_path: Path) -> None:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     telemetry.enable(tracer_provider=provider)
     try:
-        asyncio.run(_run(tmp_path, 6))
+        run_async(_run(tmp_path, 6))
     finally:
         telemetry.disable()
         telemetry.REGISTRY.reset()

@@ -2,7 +2,10 @@
 settled by its verify tool, and a sensitive argument (a card PIN) that must never be exported."""
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 SECRET = "739164"  # the sensitive value: never in an exported attribute, a metric or an audit digest input
 
@@ -89,3 +92,14 @@ def write_scenario(folder: Path) -> Path:
     path = folder / "telemetry.yaml"
     path.write_text(SCENARIO, encoding="utf-8")
     return path
+
+
+def run_async(coro: Any) -> Any:
+    """`asyncio.run(coro)`, in a worker thread when this thread already runs an event loop (a
+    browser fixture of another test module may keep one running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
