@@ -49,6 +49,8 @@ def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(pa
     expect(card.locator(".summary")).to_contain_text("Title: Spring launch")
     expect(card.locator(".meta")).to_contain_text("expires")
     expect(page.locator(".progress", has_text="Looking up spaces")).to_be_visible()  # the contract's label, live
+    expect(page.locator(".progress.refused").first).to_contain_text("Creating the article — PARAM_PROVENANCE_REJECTED")
+    expect(page.locator(".progress.gated")).to_contain_text("Creating the article — needs approval")
     expect(page.locator("#chat-input")).to_be_disabled()  # decide on the card first
     expect(page).to_have_url(re.compile(r"#/chat/[^/]+$"))
     sid = page.url.rsplit("/", 1)[1]

@@ -21,7 +21,7 @@ async function toolLabels() {
 /** #/chat or #/chat/<session>. */
 export async function renderChat(root, parts, ctx, refreshSessions) {
   const sid = parts[0] || null;
-  const [sessions, studio] = await Promise.all([refreshSessions(), getJSON(PATHS.studio())]);
+  const [sessions, studio] = await Promise.all([refreshSessions(), getJSON(PATHS.studio()), toolLabels()]);
   const chat = new Chat(root, sid, ctx, studio, refreshSessions);
   chat.layout(sessions);
   if (sid) await chat.load();
@@ -98,7 +98,7 @@ class Chat {
       if (start && start.message !== undefined) this.log.append(el("div", { class: "msg user" }, start.message));
       for (const ev of evs) {
         if (ev.type === "agent.routed") this.log.append(el("div", { class: "progress done routed", "data-agent": ev.agent }, `agent ${ev.agent} (${ev.via})`));
-        if (ev.type === "tool.call" && !ev.builtin && ev.ok) this.log.append(el("div", { class: "progress done" }, labels[ev.tool] || ev.tool));
+        if (ev.type === "tool.call" && (!ev.builtin || !ev.ok)) this.log.append(progressLine(ev));
       }
       const reply = evs.find((e) => e.type === "turn.reply");
       if (!reply) continue;
@@ -169,7 +169,9 @@ class Chat {
     const card = this.log.querySelector(".card.open");
     this.busy = true;
     this.composerState();
-    const progress = new Map();
+    const progress = new Map(); // tool → its latest progress line
+    const calls = new Map(); // toolCallId → progress line
+    const names = new Map(); // toolCallId → tool name
     let reply = null, text = "", finished = null, decided = null;
     const input = { threadId: this.sid, runId: newId("run"), state: {}, messages: [], tools: [], context: [], forwardedProps: {}, ...extra };
     try {
@@ -178,8 +180,29 @@ class Chat {
           const line = el("div", { class: "progress", "data-tool": ev.value.tool }, ev.value.label);
           progress.set(ev.value.tool, line);
           this.log.append(line);
-        } else if (ev.type === "TOOL_CALL_RESULT" || (ev.type === "CUSTOM" && ev.name === "skillc.verdict")) {
-          for (const line of progress.values()) line.classList.add("done");
+        } else if (ev.type === "TOOL_CALL_START") {
+          // a progress line still open for this tool is this call's (a call refused before it
+          // reached the tool has no line of its own yet)
+          const line = progress.get(ev.toolCallName);
+          if (line && !line.classList.contains("done")) calls.set(ev.toolCallId, line);
+          names.set(ev.toolCallId, ev.toolCallName);
+        } else if (ev.type === "TOOL_CALL_RESULT") {
+          let result = {};
+          try { result = JSON.parse(ev.content); } catch { /* not JSON: nothing to say */ }
+          const tool = names.get(ev.toolCallId) || "";
+          let line = calls.get(ev.toolCallId);
+          if (!line && result.ok === false) {
+            line = el("div", { class: "progress", "data-tool": tool }, (labels && labels[tool]) || tool);
+            this.log.append(line);
+          }
+          if (line) {
+            line.classList.add("done");
+            if (result.ok === false) {
+              const gated = result.error === "APPROVAL_REQUIRED";
+              line.classList.add(gated ? "gated" : "refused");
+              line.append(el("span", { class: "verdict-note" }, gated ? " — needs approval" : ` — ${result.error || "failed"}`));
+            }
+          }
         } else if (ev.type === "CUSTOM" && ev.name === "skillc.routed") {
           const wanted = extra.forwardedProps && extra.forwardedProps.agent;
           const note = wanted && wanted !== ev.value.agent ? ` (asked for ${wanted}: this server lets routing decide)` : "";
@@ -224,6 +247,14 @@ class Chat {
     this.drawSessions(await this.refreshSessions());
     if (!this.input.disabled) this.input.focus();
   }
+}
+
+/** A past call as the live progress line showed it: its label, ticked, refused or gated. */
+function progressLine(call) {
+  const gated = call.error === "APPROVAL_REQUIRED";
+  const tone = call.ok ? "" : (gated ? " gated" : " refused");
+  return el("div", { class: `progress done${tone}`, "data-tool": call.tool }, labels[call.tool] || call.tool,
+    call.ok ? null : el("span", { class: "verdict-note" }, gated ? " — needs approval" : ` — ${call.error || "failed"}`));
 }
 
 /** A card decided in this page: buttons out, who decided and when in. */
