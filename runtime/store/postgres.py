@@ -405,6 +405,26 @@ class PostgresStore(BufferedWrites):
         except (psycopg.Error, PoolTimeout) as exc:
             raise StoreUnavailable(f"store {self.path}: cannot read {what} of session {session}: {exc}") from exc
 
+    def _rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """One read statement, outside any transaction (one round trip); a read is idempotent, so
+        a connection found dead is replaced and the read sent again."""
+        if self._closed:
+            raise StoreUnavailable(f"store {self.path} is closed")
+        attempts = 0
+        while True:
+            try:
+                with self.pool.connection() as conn:
+                    try:
+                        return conn.execute(sql, params).fetchall()
+                    except psycopg.OperationalError:
+                        attempts += 1
+                        if not conn.broken or attempts > self._retries:
+                            raise
+            except (pg_errors.UndefinedTable, pg_errors.UndefinedColumn) as exc:
+                raise StoreCorrupt(session, what, str(exc).splitlines()[0]) from exc
+            except (psycopg.Error, PoolTimeout) as exc:
+                raise StoreUnavailable(f"store {self.path}: cannot read {what} of session {session}: {exc}") from exc
+
     @staticmethod
     def _decode(text: Any, session: str, what: str) -> Any:
         if not isinstance(text, str):
@@ -433,6 +453,12 @@ class PostgresStore(BufferedWrites):
         doc = {k: v for k, v in doc.items() if k not in _HISTORY}
         return SessionState(**doc, **history, version=row[1])
 
+    def version_of(self, session_id: str) -> int:
+        """The stored session's version (0 when absent): one indexed read, for a worker to tell
+        whether its copy of a session is still the latest before using it."""
+        rows = self._rows(session_id, "session", "SELECT version FROM sessions WHERE id = %s", (session_id,))
+        return int(rows[0][0]) if rows else 0
+
     def _task(self, session_id: str, task_id: str, text: Any) -> TaskState:
         what = f"task {task_id}"
         doc = _check(TaskState, self._decode(text, session_id, what), session_id, what)
@@ -445,32 +471,30 @@ class PostgresStore(BufferedWrites):
 
     def get_task(self, session_id: str, task_id: str) -> TaskState | None:
         """A task of a session, or None."""
-        with self._snapshot(session_id, f"task {task_id}") as conn:
-            row = conn.execute("SELECT doc FROM tasks WHERE session = %s AND id = %s", (session_id, task_id)).fetchone()
-        return self._task(session_id, task_id, row[0]) if row else None
+        rows = self._rows(session_id, f"task {task_id}", "SELECT doc FROM tasks WHERE session = %s AND id = %s",
+                          (session_id, task_id))
+        return self._task(session_id, task_id, rows[0][0]) if rows else None
 
     def open_tasks(self, session_id: str) -> list[TaskState]:
         """Tasks of the session not ended."""
-        with self._snapshot(session_id, "tasks") as conn:
-            rows = conn.execute("SELECT id, doc FROM tasks WHERE session = %s AND state NOT IN "
-                                "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,)).fetchall()
+        rows = self._rows(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = %s AND state NOT IN "
+                          "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,))
         return [self._task(session_id, tid, doc) for tid, doc in rows]
 
     def evidence_of(self, session_id: str) -> list[Evidence]:
         """All evidence of a session in creation order."""
-        with self._snapshot(session_id, "evidence") as conn:
-            rows = conn.execute("SELECT id, doc FROM evidence WHERE session = %s ORDER BY seq", (session_id,)).fetchall()
+        rows = self._rows(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = %s ORDER BY seq",
+                          (session_id,))
         return [Evidence(**_check(Evidence, self._decode(doc, session_id, f"evidence {eid}"), session_id,
                                   f"evidence {eid}")) for eid, doc in rows]
 
     def last_reply(self, session_id: str) -> ReplyRecord | None:
         """The reply of the latest stored turn."""
-        with self._snapshot(session_id, "replies") as conn:
-            row = conn.execute("SELECT turn, delivered, doc FROM replies WHERE session = %s ORDER BY turn DESC LIMIT 1",
-                               (session_id,)).fetchone()
-        if row is None:
+        rows = self._rows(session_id, "replies", "SELECT turn, delivered, doc FROM replies WHERE session = %s "
+                          "ORDER BY turn DESC LIMIT 1", (session_id,))
+        if not rows:
             return None
-        turn, delivered, doc = row
+        turn, delivered, doc = rows[0]
         data = _check(ReplyRecord, dict(self._decode(doc, session_id, f"reply {turn}") or {},
                                         session=session_id, turn=turn, delivered=bool(delivered)),
                       session_id, f"reply {turn}")
@@ -478,8 +502,7 @@ class PostgresStore(BufferedWrites):
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""
-        with self._snapshot("*", "sessions") as conn:
-            return [tuple(r) for r in conn.execute("SELECT id, updated FROM sessions ORDER BY updated DESC")]
+        return [tuple(r) for r in self._rows("*", "sessions", "SELECT id, updated FROM sessions ORDER BY updated DESC", ())]
 
     def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """A query for tools and tests; `?` placeholders (SQLite's) are accepted as well."""

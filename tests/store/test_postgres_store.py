@@ -121,6 +121,7 @@ def test_racing_workers_one_lease_one_new_session_one_evidence_id(opener: Callab
     back = workers[0].evidence_of("s1")
     assert [(e.id, e.tool) for e in back] == [("e1", f"w{winner}")]
     assert workers[0].get_session("s1").next_evidence == 2
+    assert workers[1].version_of("s1") == 2 and workers[1].version_of("nope") == 0
 
 
 def test_a_kill_9_worker_on_another_host_loses_its_lease_at_once(opener: Callable[[], Any], postgres_url: str) -> None:
