@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from starlette.requests import Request
@@ -10,10 +11,36 @@ from starlette.routing import BaseRoute, Route
 
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
+from skillc.runtime.trace import mask_args
 
 
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def masked(lines: Iterable[str], studio: Any, after: int = 0) -> Iterator[str]:
+    """Trace lines (seq > after) for a front end: `mcp.invoked` arguments with the contract's
+    sensitive values as "***", like `tool.call` already has them (the audit file itself is left as
+    written). A call whose node's skill is unknown gets every skill's sensitive paths for its tool."""
+    skills: dict[tuple[Any, Any], str] = {}
+    for line in lines:
+        event = json.loads(line)
+        kind = event.get("type")
+        if kind == "task.planned":
+            for n in event.get("nodes") or []:
+                skills[(event.get("task"), n.get("node"))] = n.get("skill")
+        elif kind == "node.started":
+            skills[(event.get("task"), event.get("node"))] = event.get("skill")
+        elif kind == "mcp.invoked" and isinstance(event.get("args"), dict):
+            key = skills.get((event.get("task"), event.get("node")))
+            modules = [studio.skills[key]] if key in studio.skills else list(studio.skills.values())
+            paths = [a.parts for m in modules for t in [getattr(m, "TOOLS", {}).get(event.get("tool"))]
+                     if t is not None for a in t.args.values() if a.sensitive]
+            if paths:
+                event["args"] = mask_args(event["args"], paths)
+                line = json.dumps(event, ensure_ascii=False) + "\n"
+        if int(event.get("seq") or 0) > after:
+            yield line
 
 
 def routes(ctx: ServerContext) -> list[BaseRoute]:
@@ -65,7 +92,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         after = request.query_params.get("after", "0")
         if not after.isdigit():
             raise ApiError("INVALID_INPUT", "after must be a trace seq (an integer)")
-        lines = list(ctx.traces.read(session.id, int(after)))
+        lines = list(masked(ctx.traces.read(session.id), ctx.runtime.studio, int(after)))
         return StreamingResponse(iter(lines), media_type="application/x-ndjson")
 
     return [
