@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -70,11 +71,10 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     from skillc.runtime.trace import TraceWriter
 
     try:
-        config = load_config(args.config)
+        config = load_config(args.config or os.environ.get("SKILLC_CONFIG") or None)
     except ConfigError as exc:
         raise ChatError(str(exc)) from None
-    for warning in config.warnings:
-        write(f"warning: {warning}")
+    # config.warnings were logged once by load_config (the CLI's log handler shows them).
     # Only what the file sets: defaults such as api_key_env must not make a missing key an error.
     model_cfg = {k: v for k, v in config.model.model_dump(exclude_defaults=True).items() if v is not None}
     model_cfg.setdefault("base_url", os.environ.get("SKILLC_MODEL_BASE_URL") or config.model.base_url)
@@ -92,6 +92,7 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     try:
         workdir.mkdir(parents=True, exist_ok=True)
         studio = load_studio(config, args.compiled, workdir)
+        write(f"studio {args.compiled or config.studio.source}" + (f" (from {config.path})" if config.path and not args.compiled else ""))
     except (CompiledStudioError, *_source_errors()) as exc:
         raise ChatError(f"studio: {exc}") from None
     except OSError as exc:
@@ -120,8 +121,10 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
         store.close()
         trace.close()
         raise ChatError(f"MCP servers: {exc}") from None
-    for name, reason in gateway.unreachable_servers.items():
-        write(f"warning: MCP server {name} unreachable: {reason}")
+    # An unreachable server was logged by the gateway; what no server serves is said here, before
+    # the user approves a write that could only fail.
+    for line in unserved_tools(studio, gateway.catalog, bool(gateway.unreachable_servers)):
+        write(f"warning: {line}")
     runtime = Runtime(studio, gateway, model, store, config.settings, trace=trace, on_progress=renderer.progress)
     session = None
     try:
@@ -134,7 +137,8 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
         while True:
             pending = session.pending()
             try:
-                line = read(_prompt(pending)).strip()
+                got = read(_prompt(pending))
+                line = (await got if asyncio.iscoroutine(got) else got).strip()
             except EOFError:
                 write("")
                 break
@@ -176,6 +180,21 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     return 0
 
 
+def unserved_tools(studio: Any, catalog: Any, some_down: bool) -> list[str]:
+    """One line per toolName of a loaded skill that no MCP server serves (none when a server is
+    down: it may serve them, and the gateway said it was down)."""
+    if some_down:
+        return []
+    lines = []
+    for key, module in sorted(getattr(studio, "skills", {}).items()):
+        meta = getattr(module, "SKILL", None)
+        missing = [t for t in getattr(meta, "tool_names", ()) if t not in catalog]
+        if missing:
+            lines.append(f"skill {key}: {', '.join(missing)} served by no MCP server (calls will fail; "
+                         "`skillc check --servers` shows what each server serves)")
+    return lines
+
+
 def _source_errors() -> tuple[type[BaseException], ...]:
     """The compiler's SourceError when the compiler is installed (compile-on-load raises it)."""
     try:
@@ -209,7 +228,64 @@ def main(args: Any) -> int:
     """Entry point of `skillc chat`."""
     args.color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     try:
-        return asyncio.run(chat(args, input, lambda s: print(s, flush=True)))
+        return asyncio.run(_interactive(args))
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None  # Ctrl-C cancelled the chat (it said how to resume)
     except ChatError as exc:
         print(f"skillc chat: error: {exc}", file=sys.stderr)
         return 2
+
+
+async def _interactive(args: Any) -> int:
+    """`chat` on the real terminal: the prompt is read by the event loop, so Ctrl-C (SIGINT, on
+    whichever thread the kernel delivers it) cancels the chat at once, at the prompt or mid-turn.
+    A blocking input() would leave the first Ctrl-C waiting until Enter."""
+    write = lambda s: print(s, flush=True)  # noqa: E731
+    try:
+        fd = sys.stdin.fileno()
+        reader: Callable[[str], Any] = _LineReader(fd).read
+    except (AttributeError, OSError, ValueError):
+        reader = input
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    handled = False
+    if task is not None and reader is not input:
+        try:
+            loop.add_signal_handler(signal.SIGINT, task.cancel)
+            handled = True
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            pass
+    try:
+        return await chat(args, reader, write)
+    finally:
+        if handled:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+class _LineReader:
+    """Lines from a file descriptor, awaited on the event loop (`read(prompt)` raises EOFError)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+        self.eof = False
+
+    async def read(self, prompt: str) -> str:
+        """Show `prompt`, then the next line without its newline."""
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        loop = asyncio.get_running_loop()
+        while b"\n" not in self.buffer and not self.eof:
+            ready: asyncio.Future[None] = loop.create_future()
+            loop.add_reader(self.fd, lambda: ready.done() or ready.set_result(None))
+            try:
+                await ready
+            finally:
+                loop.remove_reader(self.fd)
+            chunk = os.read(self.fd, 4096)
+            self.eof = not chunk
+            self.buffer += chunk
+        if not self.buffer:
+            raise EOFError
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line.decode(errors="replace")
