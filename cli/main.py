@@ -26,7 +26,9 @@ typical use:
   skillc scenario run examples/scenarios/*.yaml
   skillc chat --config skillc.toml        talk to your agents with a real model
 
-`skillc COMMAND --help` explains a command, with examples and its exit statuses.
+`skillc COMMAND --help` explains a command, with examples and its exit statuses. Options before
+COMMAND apply to every command: -v / -vv / -q / --log-level set how much of the library's log
+shows on stderr (default: warnings).
 
 exit status (every command): 0 success, 1 the work found problems (errors in a studio, a failing
 scenario, a stale output directory), 2 bad invocation or unreadable input, 130 interrupted (Ctrl-C),
@@ -45,6 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     from skillc import __version__
 
     parser.add_argument("--version", action="version", version=f"skillc {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="show more of the library's log (info; -vv: debug with tracebacks)")
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="show only errors from the library's log")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error", "critical"),
+                        help="the library's log level (default: warning, or $SKILLC_LOG_LEVEL)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
@@ -73,6 +80,9 @@ def run(argv: list[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    from skillc.logs import configure
+
+    configure(args.verbose, args.quiet, args.log_level or os.environ.get("SKILLC_LOG_LEVEL") or None)
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
         return 2

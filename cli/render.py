@@ -14,6 +14,16 @@ class Renderer:
         self.write = write
         self.color = color
         self.verbose = verbose
+        self._said: set[str] = set()  # texts shown this turn: a reason or question is shown once
+
+    def _once(self, text: str) -> bool:
+        """True the first time `text` is seen this turn (a failure reason repeats on the node, the
+        task and the reply; a question on the suspension and the reply)."""
+        key = " ".join(str(text).split()).removeprefix("error: ")  # a reply repeats an error as "error: …"
+        if key in self._said:
+            return False
+        self._said.add(key)
+        return True
 
     def _c(self, code: str, text: str) -> str:
         text = text.replace("\n", "\n      ")
@@ -27,6 +37,7 @@ class Renderer:
         """Print one event, if it is worth a line."""
         kind = ev.get("type")
         if kind == "turn.started":
+            self._said.clear()
             self.write("")
             if "message" in ev:
                 self.write(self._c(BOLD, f"[turn {ev.get('turn')}] user: {ev.get('message')}"))
@@ -46,18 +57,23 @@ class Renderer:
         elif kind == "tool.call":
             self._tool_call(ev)
         elif kind == "write.settled":
-            self.write(self._c(GREEN if ev.get("status") == "SUCCESS" else RED,
-                               f"    ✓ write {ev.get('evidence')} ({ev.get('tool')}) settled {ev.get('status')} via {ev.get('via')}"))
+            ok = ev.get("status") == "SUCCESS"  # a failed settlement is never shown with a check mark
+            self.write(self._c(GREEN if ok else RED, f"    {'✓' if ok else '✗'} write {ev.get('evidence')} "
+                               f"({ev.get('tool')}) settled {ev.get('status')} via {ev.get('via')}"))
         elif kind == "node.suspended":
+            self._once(ev.get("question") or "")
             self.write(self._c(CYAN, f"    ? {ev.get('kind')}: {ev.get('question')}"))
-        elif kind == "node.finished" and ev.get("state") != "DONE":
-            self.write(self._c(RED, f"    node {ev.get('node')} {ev.get('state')}: {ev.get('reason')}"))
-        elif kind == "task.finished" and ev.get("state") != "DONE":
-            self.write(self._c(RED, f"    task {ev.get('task')} {ev.get('state')}: {ev.get('reason')}"))
+        elif kind in ("node.finished", "task.finished") and ev.get("state") != "DONE" and self.verbose:
+            # The reply names every failure reason (DESIGN decision 9): without -v it says it once.
+            if self._once(ev.get("reason") or ""):
+                what = "node" if kind == "node.finished" else "task"
+                self.write(self._c(RED, f"    {what} {ev.get(what)} {ev.get('state')}: {ev.get('reason')}"))
         elif kind == "error":
-            self.write(self._c(RED, f"    error: {ev.get('message')}"))
+            if self._once(ev.get("message") or ""):
+                self.write(self._c(RED, f"    error: {ev.get('message')}"))
         elif kind == "turn.reply":
-            self.write(self._c(BOLD, f"  agent: {ev.get('text')}"))
+            if self._once(ev.get("text") or ""):
+                self.write(self._c(BOLD, f"  agent: {ev.get('text')}"))
 
     def _tool_call(self, ev: dict[str, Any]) -> None:
         tool = ev.get("tool")

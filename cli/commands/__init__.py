@@ -37,9 +37,7 @@ def read_config(command: str, given: str | None) -> Any:
     except ConfigError as exc:
         print(f"skillc {command}: error: {exc}", file=sys.stderr)
         return None
-    for warning in config.warnings:
-        print(f"skillc {command}: warning: {warning}", file=sys.stderr)
-    return config
+    return config  # its warnings (unknown keys) were logged once by load_config
 
 
 def choose_studio(command: str, given: str | None, config_given: str | None, loaded: Any = None) -> str | None:
