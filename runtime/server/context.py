@@ -91,7 +91,9 @@ class ServerContext:
         self.options = options
         self.feed = feed
         self.auth = auth
-        self.runs = RunRegistry(options.run_history)
+        store_dir = Path(config.store.path).resolve().parent if config.store.path else Path(tempfile.gettempdir())
+        trace_root = Path(options.trace_dir) if options.trace_dir else store_dir / "traces"
+        self.runs = RunRegistry(options.run_history, trace_root / "runs")
         self.digest_key = (options.secret or "skillc-dev-insecure").encode()
         self.runtime: Any = None
         self.shutting_down = False
@@ -107,8 +109,7 @@ class ServerContext:
         self._gated: dict[str, str | None] = {}  # session -> toolCallId of the write awaiting approval
         self._open_lock = asyncio.Lock()
         self._message_id_arg: str | None = None
-        store_dir = Path(config.store.path).resolve().parent if config.store.path else Path(tempfile.gettempdir())
-        self.traces = TraceFiles(Path(options.trace_dir) if options.trace_dir else store_dir / "traces")
+        self.traces = TraceFiles(trace_root)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -197,6 +198,8 @@ class ServerContext:
                            "starting with a letter or digit")
         async with self._open_lock:
             session = self._sessions.get(session_id)
+            if session is not None and self._stale(session):
+                session = None  # another worker changed it (a shared store): reopen it from the store
             if session is not None:
                 self._sessions.move_to_end(session_id)
             else:
@@ -210,6 +213,14 @@ class ServerContext:
         if owner_of(session.platform) != identity.owner:
             raise ApiError("SESSION_FORBIDDEN", f"session {session_id} belongs to another caller")
         return session
+
+    def _stale(self, session: Any) -> bool:
+        """True when the store holds a newer version of this live session than this process has
+        (several workers on one PostgreSQL store); never while this process runs a turn of it."""
+        version_of = getattr(self.runtime.store, "version_of", None)
+        if version_of is None or self.lock_of(session.id).locked():
+            return False
+        return bool(version_of(session.id) != session.session.version)
 
     def adopt(self, session: Any) -> None:
         """Keep a session opened elsewhere (REST open) as this process's live one."""
@@ -321,6 +332,10 @@ class ServerContext:
             _RUN.reset(token)
             lock.release()
             run.close()
+            try:
+                self.runs.finished(run)
+            except OSError:  # the run is still in memory; only a restart would forget it
+                log.exception("cannot record run %s", run.run_id)
 
     def _on_trace(self, event: dict[str, Any]) -> None:
         self.traces.write(event)
