@@ -14,7 +14,8 @@ injective on every file system, case-insensitive ones included, and the same run
 
 The build is incremental: a skill whose inputs (contract text, profile fields, compiler version)
 hash the same as in the manifest, and whose module file is intact, is neither re-parsed nor
-rewritten; files are only written when their bytes change.
+rewritten, unless the generator's own source changed since the last build (`STAMPS`); files are
+only written when their bytes change.
 """
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ from skillc.compiler import codegen, graphs, ir
 from skillc.compiler.diagnostics import Diagnostic
 
 MANIFEST = "manifest.json"
-# A cache of (mtime_ns, size, sha256) per written file, so a no-op build checks that modules are
-# intact with a stat instead of hashing every file; a stale or missing cache only costs hashing.
+# Local build state, not part of the output: the generator's fingerprint (an edited generator
+# regenerates everything, without the committed manifest depending on the generator's source) and
+# (mtime_ns, size, sha256) per written file, so a no-op build checks that modules are intact with a
+# stat instead of hashing every file. A stale or missing cache only costs regenerating.
 STAMPS = ".skillc-stamps.json"
 CODEGEN_FAILED = "SC490"
 
@@ -99,7 +102,7 @@ def file_names(keys: list[str]) -> dict[str, str]:
 def _input_hash(skill: ir.SkillProfile) -> str:
     """A hash of everything a skill's module is made from (length-prefixed, so fields cannot run
     into each other)."""
-    fields = (codegen.COMPILER_VERSION, codegen.generator_fingerprint(), skill.skill_key, skill.skill_name,
+    fields = (codegen.COMPILER_VERSION, skill.skill_key, skill.skill_name,
               skill.semantic_desc, skill.skill_manual, skill.skill_contract, *skill.tool_names)
     return _sha("".join(f"{len(f)}:{f}" for f in fields))
 
@@ -166,12 +169,12 @@ def _stamp(out: Path, rel: str, digest: str, result: BuildResult) -> None:
     result.stamps[rel] = [st.st_mtime_ns, st.st_size, digest]
 
 
-def _read_stamps(out: Path) -> dict[str, list[Any]]:
+def _read_cache(out: Path) -> dict[str, Any]:
     try:
         data = json.loads((out / STAMPS).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else {}
 
 
 def _json_text(data: Any) -> str:
@@ -212,8 +215,12 @@ def compile_studio(
     out.mkdir(parents=True, exist_ok=True)
     result = BuildResult(out_dir=out)
     old = _read_manifest(out)
-    old_stamps = _read_stamps(out) if not force else {}
-    old_skills: dict[str, Any] = old.get("skills", {}) if old.get("compiler_version") == codegen.COMPILER_VERSION else {}
+    cache = _read_cache(out)
+    generator = codegen.generator_fingerprint()
+    same_generator = not force and cache.get("generator") == generator
+    old_stamps: dict[str, list[Any]] = cache["files"] if same_generator else {}
+    same_compiler = same_generator and old.get("compiler_version") == codegen.COMPILER_VERSION
+    old_skills: dict[str, Any] = old.get("skills", {}) if same_compiler else {}
     # Only ACTIVE profiles load (§1.1); sources have already dropped disabled bindings.
     studio = ir.Studio(
         agents=[a for a in studio.agents if a.status == "ACTIVE"],
@@ -289,9 +296,9 @@ def compile_studio(
     else:
         _write(out, MANIFEST, _manifest_text(manifest), result)
         result.stamps.pop(MANIFEST, None)
-    if result.stamps != old_stamps:
+    if result.stamps != old_stamps or not same_generator:
         try:
-            (out / STAMPS).write_text(_COMPACT(result.stamps), encoding="utf-8")
+            (out / STAMPS).write_text(_COMPACT({"generator": generator, "files": result.stamps}), encoding="utf-8")
         except OSError:
             pass  # only a cache
     result.manifest = manifest
@@ -314,7 +321,7 @@ def _intact(out: Path, rel: str, digest: str | None, stamps: dict[str, list[Any]
 
 
 def _agent_hash(agent: ir.AgentProfile) -> str:
-    data = [codegen.COMPILER_VERSION, codegen.generator_fingerprint(), agent.model_dump(mode="json", exclude={"source"})]
+    data = [codegen.COMPILER_VERSION, agent.model_dump(mode="json", exclude={"source"})]
     return _sha(json.dumps(data, ensure_ascii=False, sort_keys=True, default=str))
 
 

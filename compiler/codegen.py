@@ -50,9 +50,9 @@ class Code(str):
 
 @lru_cache(maxsize=1)
 def generator_fingerprint() -> str:
-    """A hash of the generator itself (this module, graphs, templates): part of each skill's
-    incremental-build key, so editing the generator regenerates every module even when
-    CODEGEN_REVISION was not bumped."""
+    """A hash of the generator itself (this module, graphs, templates), kept in the build cache
+    (build.STAMPS, not in the manifest): editing the generator regenerates every module even when
+    CODEGEN_REVISION was not bumped, and the committed manifest does not change unless output does."""
     from importlib import resources
     from pathlib import Path
 

@@ -179,3 +179,14 @@ def test_graph_and_explain_commands(capsys: pytest.CaptureFixture[str]) -> None:
     key = studio.skills[0].skill_key
     assert cli(["explain", key, str(EXAMPLE)]) == 0
     assert f"skill {key}" in capsys.readouterr().out
+
+
+def test_an_edited_generator_regenerates_without_touching_the_manifest(tmp_path: Path) -> None:
+    first = build.compile_studio(_studio(), tmp_path)
+    before = _files(tmp_path)
+    cache = json.loads((tmp_path / build.STAMPS).read_text())
+    cache["generator"] = "an older generator"
+    (tmp_path / build.STAMPS).write_text(json.dumps(cache))
+    again = build.compile_studio(_studio(), tmp_path)
+    assert sorted(again.regenerated) == sorted(first.regenerated) and again.written == [] and _files(tmp_path) == before
+    assert build.compile_studio(_studio(), tmp_path).regenerated == []
