@@ -91,7 +91,9 @@ class ServerContext:
         self.options = options
         self.feed = feed
         self.auth = auth
-        self.runs = RunRegistry(options.run_history)
+        store_dir = Path(config.store.path).resolve().parent if config.store.path else Path(tempfile.gettempdir())
+        trace_root = Path(options.trace_dir) if options.trace_dir else store_dir / "traces"
+        self.runs = RunRegistry(options.run_history, trace_root / "runs")
         self.digest_key = (options.secret or "skillc-dev-insecure").encode()
         self.runtime: Any = None
         self.shutting_down = False
@@ -107,8 +109,7 @@ class ServerContext:
         self._gated: dict[str, str | None] = {}  # session -> toolCallId of the write awaiting approval
         self._open_lock = asyncio.Lock()
         self._message_id_arg: str | None = None
-        store_dir = Path(config.store.path).resolve().parent if config.store.path else Path(tempfile.gettempdir())
-        self.traces = TraceFiles(Path(options.trace_dir) if options.trace_dir else store_dir / "traces")
+        self.traces = TraceFiles(trace_root)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -331,6 +332,10 @@ class ServerContext:
             _RUN.reset(token)
             lock.release()
             run.close()
+            try:
+                self.runs.finished(run)
+            except OSError:  # the run is still in memory; only a restart would forget it
+                log.exception("cannot record run %s", run.run_id)
 
     def _on_trace(self, event: dict[str, Any]) -> None:
         self.traces.write(event)

@@ -8,9 +8,12 @@ a stream where it broke (docs/API.md §4).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass
@@ -55,15 +58,34 @@ class RunLog:
 
 
 class RunRegistry:
-    """The last `limit` runs of this process by runId (running ones are never evicted)."""
+    """Runs by runId: the last `limit` in memory (running ones are never evicted) and, with a
+    `root`, every finished run on disk, so a repeated runId is not run again after a restart."""
 
-    def __init__(self, limit: int = 2000) -> None:
+    def __init__(self, limit: int = 2000, root: Path | None = None) -> None:
         self.limit = limit
+        self.root = root
         self._runs: OrderedDict[str, RunLog] = OrderedDict()
+        if root is not None:
+            root.mkdir(parents=True, exist_ok=True)
+
+    def _file(self, run_id: str) -> Path:
+        # runIds are the client's text: the file is named by their hash, never by the text
+        assert self.root is not None
+        return self.root / (hashlib.sha256(run_id.encode()).hexdigest()[:40] + ".json")
 
     def get(self, run_id: str) -> RunLog | None:
-        """The run with this id, if this process still has it."""
-        return self._runs.get(run_id)
+        """The run with this id: in memory, else as recorded when it finished."""
+        run = self._runs.get(run_id)
+        if run is not None or self.root is None:
+            return run
+        try:
+            data = json.loads(self._file(run_id).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if data.get("run_id") != run_id:
+            return None
+        return RunLog(run_id=run_id, thread_id=data["thread_id"], owner=data["owner"], events=data["events"],
+                      done=True)
 
     def add(self, run: RunLog) -> None:
         """Register a new run; evict the oldest finished ones beyond the limit."""
@@ -71,6 +93,15 @@ class RunRegistry:
         if len(self._runs) > self.limit:
             for rid in [r for r, log in self._runs.items() if log.done][: len(self._runs) - self.limit]:
                 del self._runs[rid]
+
+    def finished(self, run: RunLog) -> None:
+        """Record a finished run on disk (one write, at its end)."""
+        if self.root is None:
+            return
+        doc = {"run_id": run.run_id, "thread_id": run.thread_id, "owner": run.owner, "events": run.events}
+        tmp = self._file(run.run_id).with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(self._file(run.run_id))
 
     def running(self) -> list[RunLog]:
         """Runs still in progress (graceful shutdown waits on these)."""

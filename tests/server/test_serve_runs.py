@@ -1,0 +1,29 @@
+"""The run registry: a finished run is found again after it left memory (a restart), by a file
+named for its id's hash; following a finished run yields its events in one batch."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from skillc.runtime.server.runs import RunLog, RunRegistry, sse_frames
+
+
+def test_a_finished_run_outlives_memory(tmp_path: Path) -> None:
+    async def go() -> None:
+        first = RunRegistry(limit=1, root=tmp_path)
+        a = RunLog(run_id="../../etc/passwd", thread_id="t1", owner="9:7")
+        first.add(a)
+        a.append('{"type":"RUN_STARTED"}')
+        a.append('{"type":"RUN_FINISHED"}')
+        a.close()
+        first.finished(a)
+        first.add(RunLog(run_id="b", thread_id="t2", owner="9:7"))
+        assert sorted(p.name for p in tmp_path.iterdir())[0].endswith(".json")  # no path from the id
+        again = RunRegistry(limit=1, root=tmp_path).get("../../etc/passwd")  # a new process
+        assert again is not None and again.done and (again.thread_id, again.owner) == ("t1", "9:7")
+        batches = [b async for b in again.follow(1)]
+        assert batches == [(1, ['{"type":"RUN_FINISHED"}'])]
+        assert sse_frames(1, batches[0][1]) == 'id: 1\ndata: {"type":"RUN_FINISHED"}\n\n'
+        assert first.get("nope") is None and RunRegistry().get("b") is None
+
+    asyncio.run(go())
