@@ -147,9 +147,11 @@ def live(fake_model: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory)
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Headless Debian chromium (never a downloaded build)."""
+    """Headless Debian chromium (never a downloaded build). Per module, not per session: while
+    Playwright's sync API is active its event loop counts as running in this thread, and later
+    tests of the suite that call asyncio.run() would fail."""
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (Debian package `chromium`; .ci/run installs it)")
     try:

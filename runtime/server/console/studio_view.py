@@ -124,7 +124,7 @@ def _from_prefix(spec: Any) -> str | None:
     if prefix is None:
         return None
     key = getattr(spec, "share_key", None)
-    return f"{prefix}.{_parts_text(tuple(tuple(p) for p in key))}" if key else f"{prefix}.…"
+    return f"{prefix}.{_parts_text(tuple(tuple(p) for p in key))}" if key else f"a {prefix}.* expression"
 
 
 def tool_view(module: ModuleType, tool: rt.ToolMeta) -> dict[str, Any]:

@@ -78,8 +78,12 @@ class Chat {
   }
 
   async newSession() {
-    const made = await postJSON(PATHS.sessions(), {});
-    location.hash = `#/chat/${encodeURIComponent(made.id)}`;
+    try {
+      const made = await postJSON(PATHS.sessions(), {});
+      location.hash = `#/chat/${encodeURIComponent(made.id)}`;
+    } catch (err) {
+      this.log.append(el("div", { class: "msg error", role: "alert" }, errorText(err)));
+    }
   }
 
   /** Draw the conversation so far from the trace, then the pending question. */
@@ -142,7 +146,13 @@ class Chat {
     const text = this.input.value.trim();
     if (!text || this.busy) return;
     if (!this.sid) {
-      const made = await postJSON(PATHS.sessions(), {});
+      let made;
+      try {
+        made = await postJSON(PATHS.sessions(), {});
+      } catch (err) {
+        this.log.append(el("div", { class: "msg error", role: "alert" }, errorText(err)));
+        return;
+      }
       this.sid = made.id;
       history.replaceState(null, "", `#/chat/${encodeURIComponent(made.id)}`);
       replace(this.log);

@@ -63,7 +63,8 @@ async function renderSkill(root, key) {
       t.label ? el("span", { class: "muted" }, ` “${t.label}”`) : null),
     t.idempotency_key.length ? el("div", {}, "Idempotency key: ", el("code", {}, t.idempotency_key.join(", "))) : null,
     t.verify_tool ? el("div", {}, "Verified with ", el("code", {}, t.verify_tool)) : null,
-    t.extracts.length ? el("div", {}, "Extracts: ", el("code", {}, t.extracts.join(", "))) : null,
+    t.extracts.length ? el("div", {}, "Extracts: ", el("code", {}, t.extracts.join(", "))) :
+      (t.extracts_configured ? el("div", {}, "Extracts values from the response (see the trace's evidence)") : null),
     el("div", {}, t.has_success ? "Business success judged by the contract" : "No business judgement configured"),
     el("table", { class: "args" },
       el("thead", {}, el("tr", {}, ["argument", "bound", "legal sources", "when missing", "when not proven"].map((h) => el("th", {}, h)))),
