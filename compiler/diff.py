@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from skillc.compiler.diff_read import SkillView, read_compiled
+from skillc.compiler.diff_read import SkillView, read_agents, read_compiled
 from skillc.runtime.errors import SkillcError
 
 
@@ -246,6 +246,11 @@ def _compare_skill(key: str, o: SkillView | None, n: SkillView | None) -> list[C
         else:
             c.add("skill.added", f"new skill with tools {', '.join(n.meta.get('tool_names', []))}")
         return c.changes
+    if "unreadable" in (o.status, n.status):
+        side = "new" if n.status == "unreadable" else "old"
+        c.add("skill.unreadable", f"the {side} module cannot be read ({'; '.join((n if side == 'new' else o).errors)}): "
+              "compare after compiling both sides with this skillc", True)
+        return c.changes
     if o.status == "ok" and n.status != "ok":
         c.add("skill.fails_to_load", "the skill now fails to load: " + "; ".join(n.errors[:3]), True)
         return c.changes
@@ -296,20 +301,34 @@ def _compare_skill(key: str, o: SkillView | None, n: SkillView | None) -> list[C
     return c.changes
 
 
-def compare(old: dict[str, SkillView], new: dict[str, SkillView]) -> list[Change]:
-    """Every behaviour change from `old` to `new`, skill by skill in key order."""
+def _agent_changes(old: dict[str, list[str]], new: dict[str, list[str]]) -> dict[str, list[Change]]:
+    """Skill key -> the agents that now offer it or no longer do."""
+    out: dict[str, list[Change]] = {}
+    for code in sorted(set(old) | set(new)):
+        before, after = set(old.get(code, ())), set(new.get(code, ()))
+        for key in sorted(after - before):
+            out.setdefault(key, []).append(Change(key, "agent.skill_added", f"now offered by agent {code}"))
+        for key in sorted(before - after):
+            out.setdefault(key, []).append(Change(key, "agent.skill_removed", f"no longer offered by agent {code}"))
+    return out
+
+
+def compare(old: dict[str, SkillView], new: dict[str, SkillView],
+            old_agents: dict[str, list[str]] | None = None, new_agents: dict[str, list[str]] | None = None) -> list[Change]:
+    """Every behaviour change from `old` to `new`, skill by skill in key order (with the agents
+    that newly offer a skill, or stopped, when their skill lists are given)."""
+    agents = _agent_changes(old_agents or {}, new_agents or {})
     out: list[Change] = []
-    for key in sorted(set(old) | set(new)):
-        out += _compare_skill(key, old.get(key), new.get(key))
+    for key in sorted(set(old) | set(new) | set(agents)):
+        out += _compare_skill(key, old.get(key), new.get(key)) + agents.get(key, [])
     return out
 
 
 def diff(old: str, new: str, *, cwd: str | os.PathLike[str] | None = None) -> list[Change]:
     """Resolve OLD and NEW (compiled dir, studio, or git REV:PATH) and compare them."""
     with ExitStack() as stack:
-        a = read_compiled(resolve(old, stack, cwd=cwd))[1]
-        b = read_compiled(resolve(new, stack, cwd=cwd))[1]
-    return compare(a, b)
+        a_dir, b_dir = resolve(old, stack, cwd=cwd), resolve(new, stack, cwd=cwd)
+        return compare(read_compiled(a_dir)[1], read_compiled(b_dir)[1], read_agents(a_dir), read_agents(b_dir))
 
 
 # ---------------------------------------------------------------- rendering

@@ -274,6 +274,12 @@ def _plain(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def read_agents(out_dir: str | Path) -> dict[str, list[str]]:
+    """Agent code -> the skill keys its template offers, from the manifest of a compiled directory."""
+    manifest = json.loads((Path(out_dir) / "manifest.json").read_text(encoding="utf-8"))
+    return {code: list(entry.get("skills", [])) for code, entry in sorted(manifest.get("agents", {}).items())}
+
+
 def read_compiled(out_dir: str | Path) -> tuple[str, dict[str, SkillView]]:
     """(compiler version, skill key -> view) of a directory `skillc compile` wrote."""
     root = Path(out_dir)

@@ -186,3 +186,15 @@ def test_cli_formats_and_exit_statuses(old: Path, tmp_path: Path, capsys: pytest
     with pytest.raises(SystemExit):
         cli(["diff", "--help"])
     assert "HEAD~1:examples/studio" in capsys.readouterr().out
+
+
+def test_agents_offering_a_skill_and_unreadable_modules(old: Path, tmp_path: Path) -> None:
+    new = _write_studio(tmp_path / "new", BASE)
+    (new / "agents" / "other.yaml").write_text(yaml.safe_dump({"agent_name": "Other", "skills": ["fx.doc"]}))
+    assert [(c.kind, c.message) for c in diff(str(old), str(new))] == [("agent.skill_added", "now offered by agent other")]
+    compiled = tmp_path / "compiled"
+    build.compile_studio(old, compiled)
+    module = compiled / "skills" / "fx.doc.py"
+    module.write_text(module.read_text().replace("SKILL = rt.SkillMeta(", "SKILL = make_skill("))
+    (change,) = diff(str(old), str(compiled))
+    assert change.kind == "skill.unreadable" and change.risky and "new module cannot be read" in change.message
