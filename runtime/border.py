@@ -142,3 +142,14 @@ def clean(value: Any, limits: Limits = DEFAULT, *, text_limit: int = 2000) -> An
             return [walk(x, depth + 1) for x in list(v)[:1000]]
         return clean_text(str(v), text_limit)
     return walk(value, 0)
+
+
+def safe(value: Any, limits: Limits = DEFAULT) -> Any:
+    """`value` itself when the border lets it in, else a cleaned copy (strings kept whole up to
+    the string limit): for keeping what came from outside in a conversation or a trace."""
+    if isinstance(value, str):
+        return clean_text(value, limits.max_string) if has_surrogate(value) or len(value) > limits.max_string else value
+    try:
+        return check(value, limits)
+    except Refused:
+        return clean(value, limits, text_limit=limits.max_string)

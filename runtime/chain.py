@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from skillc.runtime import border
 from skillc.runtime import support as rt
 from skillc.runtime.context import NodeContext
 from skillc.runtime.errors import code_of
@@ -135,19 +136,25 @@ def _exempt_of(meta: rt.ToolMeta | None) -> frozenset[str]:
 
 
 def load_args(raw: Any) -> Any:
-    """The arguments as the model sent them: text is parsed (raises json.JSONDecodeError)."""
+    """The arguments as the model sent them, checked at the border (runtime/border.py): text is
+    parsed; raises border.Refused (reason "json" when the text is not JSON)."""
     if isinstance(raw, str):
-        return json.loads(raw) if raw.strip() else {}
-    return raw
+        return border.parse(raw) if raw.strip() else {}
+    return border.check(raw)
 
 
 def object_args(raw: Any) -> tuple[dict[str, Any] | None, CallResult | None]:
     """The arguments as a JSON object, or the refusal: ARG_JSON_INVALID / ARG_REJECTED (§13 step 1)."""
     try:
         value = load_args(raw)
-    except json.JSONDecodeError as exc:
-        return None, reject("ARG_JSON_INVALID", f"arguments are not valid JSON: {exc.msg} at column {exc.colno}",
-                            "send the arguments as one JSON object", args=raw)
+    except border.Refused as exc:
+        if exc.reason == "json":
+            return None, reject("ARG_JSON_INVALID", f"arguments are {exc.detail}",
+                                "send the arguments as one JSON object", args=border.clean(raw))
+        # invalid Unicode, nesting or numbers past the limits: refused here, once, so nothing
+        # downstream (store, trace, prompts) ever holds such a value
+        return None, reject("ARG_REJECTED", f"arguments refused: {exc}",
+                            "send plain JSON: valid text, shallow nesting, ordinary numbers", args=border.clean(raw))
     if not isinstance(value, dict):
         return None, reject("ARG_REJECTED", "arguments must be a JSON object", "send the arguments as one JSON object",
                             args=value)
@@ -175,8 +182,8 @@ def _parsed(raw: Any) -> Any:
     """The arguments as JSON (the raw text when it does not parse), for the trace of a refusal."""
     try:
         return load_args(raw)
-    except json.JSONDecodeError:
-        return raw
+    except border.Refused:
+        return border.clean(raw)
 
 
 def step_arg_binding(c: Call) -> CallResult | None:
@@ -319,6 +326,9 @@ async def invoke(c: Call) -> CallResult:
     if not write:
         register(env, ev, store=False)  # stored once, when settled below
     args = c.trace_args()
+    unreadable = None if outcome.error else _unreadable(outcome.response)
+    if unreadable is not None:
+        return _settle_unreadable(c, ev, write, unreadable, args)
     if outcome.error:
         ev.status = "UNKNOWN" if write and outcome.error in UNCERTAIN else "FAILED"
         ev.error = outcome.error
@@ -354,6 +364,32 @@ async def invoke(c: Call) -> CallResult:
                           settled=settled)
     return CallResult(ok=True, evidence=ev.id, status=ev.status, business_ok=True, empty=ev.empty,
                       data=outcome.response, args=args, settled=settled)
+
+
+def _unreadable(response: Any) -> str | None:
+    """Why a tool's answer cannot be kept (border.check), or None when it can."""
+    try:
+        border.check(response)
+    except border.Refused as exc:
+        return str(exc)
+    return None
+
+
+def _settle_unreadable(c: Call, ev: Evidence, write: bool, why: str, args: Any) -> CallResult:
+    """The tool answered something the runtime cannot keep (invalid Unicode, too deep, a number
+    too long): the call did complete, so a write is settled, not left uncertain; its business
+    verdict is a failure saying why."""
+    env, node = c.env, c.node
+    ev.status, ev.business_ok, ev.empty = "SUCCESS", False, None
+    ev.response = {"unreadable": why}
+    env.put_evidence(ev)
+    node.last_business = ev.id
+    node.fp_sig, node.fp_count = None, 0
+    settled = {"evidence": ev.id, "tool": c.tool, "status": ev.status, "via": "call"} if write else None
+    return CallResult(ok=False, error="TOOL_BUSINESS_FAILED", code=code_of("TOOL_BUSINESS_FAILED"),
+                      message=f"the tool's answer cannot be read: {why}", evidence=ev.id, status=ev.status,
+                      business_ok=False, args=args, settled=settled,
+                      next="the answer was unreadable: do not assume the change was made; ask the user or fail")
 
 
 def _found(value: Any, containers: bool = False) -> bool:

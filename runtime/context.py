@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterator
 
 from skillc.runtime import support as rt
+from skillc.runtime.indexes import entity_index, evidence_index
 from skillc.runtime.state import Evidence, NodeState
 
 if TYPE_CHECKING:
@@ -110,7 +111,21 @@ class NodeContext:
         # §5.3 "某个值": a scalar equals a scalar inside an extract; an object or list argument
         # (e.g. a list of ids) must equal an object or list found there, as canonical JSON.
         container = isinstance(value, (dict, list))
-        text = rt.canonical(value) if container else None
+        if not container:
+            # a scalar: the records holding it come from the session's value index (as cheap
+            # with 10,000 records as with 10), then each is checked for §9 visibility
+            ids = evidence_index(self.env).holding(value)
+            if not ids:
+                return False
+            nodes = self.env.task.nodes if self.env.task else {self.node.id: self.node}
+            visible = {n.id for n in upstream_order(nodes, self.node)}
+            for eid in ids:
+                ev = self.env.evidence.get(eid)
+                if (ev is not None and ev.status == "SUCCESS" and ev.business_ok is not False
+                        and ev.task == self.node.task and ev.node in visible):
+                    return True
+            return False
+        text = rt.canonical(value)
         for ev in self.visible_evidence():
             for sub in ev.values.values():
                 for node in _nodes(sub, container):
@@ -124,11 +139,8 @@ class NodeContext:
     # ------------------------------------------------------------ other sources
 
     def prior(self, entity_type: str, entity_id: str | None, attr: str | None) -> Any:
-        for ent in reversed(self.env.session.entities):
-            if ent["type"] != entity_type:
-                continue
-            if entity_id is not None and str(ent["id"]) != entity_id:
-                continue
+        ent = entity_index(self.env).latest(entity_type, entity_id)  # the newest of that type (and id)
+        if ent is not None:
             if attr is None or attr == "displayName":
                 return ent.get("name") if ent.get("name") is not None else rt.MISSING
             if attr == "id":
@@ -179,5 +191,4 @@ class NodeContext:
         if ref is not None:
             found = self.prior(*ref)
             return found is not rt.MISSING and _same(found, value)
-        return any(_same(ent["id"], value) or str(ent["id"]) == str(value) and not isinstance(value, bool)
-                   for ent in self.env.session.entities)
+        return entity_index(self.env).has_id(value)

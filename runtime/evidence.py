@@ -102,7 +102,7 @@ async def settle_open_writes(env: SessionEnv, node: NodeState) -> str | None:
         if (verify_meta is not None and verify_meta.side_effect == "NONE" and meta.verify_args is not None
                 and meta.verify_tool in module.SKILL.tool_names and meta.verify_tool in env.catalog):
             outcome = await env.call_tool(node, meta.verify_tool, meta.verify_args(ev.args))
-            if not outcome.error:
+            if not outcome.error and _storable(outcome.response):
                 ok = verify_meta.judge(outcome.response).business_ok
                 settle_write(env, node, ev, ok, via="verify", response=outcome.response)
                 continue
@@ -110,3 +110,15 @@ async def settle_open_writes(env: SessionEnv, node: NodeState) -> str | None:
         lifecycle.ask(node, "VERIFY")
         return lifecycle.suspend(env, node)
     return None
+
+
+def _storable(response: Any) -> bool:
+    """A verify answer the runtime can keep (runtime/border.py); an unreadable one settles
+    nothing: the user is asked (VERIFY) instead."""
+    from skillc.runtime import border
+
+    try:
+        border.check(response)
+    except border.Refused:
+        return False
+    return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime import builtins, lifecycle
+from skillc.runtime import border, builtins, lifecycle
 from skillc.runtime.chain import CallResult, object_args, run_chain
 from skillc.runtime.evidence import settle_open_writes
 from skillc.runtime.lifecycle import DONE, FAILED, SUSPENDED, finish_node
@@ -35,10 +35,13 @@ async def run_node(env: SessionEnv, node: NodeState) -> str:
         request = ModelRequest(purpose="step", messages=list(node.messages), tools=tool_specs(env, node))
         response = await env.model.complete(request)
         node.steps += 1
-        assistant: dict[str, Any] = {"role": "assistant", "content": response.text or None}
+        # what the model said is kept in the conversation (and the store) only in a form that can
+        # be kept: lone surrogates repaired (border.safe); its arguments are still judged as sent
+        assistant: dict[str, Any] = {"role": "assistant", "content": border.safe(response.text) or None}
         if response.tool_calls:
             assistant["tool_calls"] = [
-                {"id": tc.id, "type": "function", "function": {"name": tc.name, "arguments": tc.arguments}}
+                {"id": tc.id, "type": "function", "function": {"name": border.safe(tc.name),
+                                                         "arguments": border.safe(tc.arguments)}}
                 for tc in response.tool_calls
             ]
         node.messages.append(assistant)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from skillc.runtime import evidence as evidence_
-from skillc.runtime import lifecycle, tasks
+from skillc.runtime import border, lifecycle, tasks
 from skillc.runtime import support as rt
 from skillc.runtime.evidence import settle_write
 from skillc.runtime.lifecycle import FINAL, finish_node, question_of
@@ -23,7 +23,9 @@ from skillc.runtime.model.base import Model, ModelError
 from skillc.runtime.node import run_confirmed
 from skillc.runtime.planner import PlanningFailed, choose_skills, plan, route
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
+from skillc.runtime.durable import Durability
 from skillc.runtime.store import Store
+from skillc.runtime.store.base import ReplyRecord, StoreConflict, StoreError
 from skillc.runtime.tasks import Reply
 from skillc.runtime.trace import TraceWriter
 
@@ -67,17 +69,23 @@ class Runtime:
             state = SessionState(id=session_id or f"s{int(self.clock() * 1000):x}{self.rng.randrange(16 ** 4):04x}",
                                  platform=dict(platform or {}))
             session = Session(self, state, {})
-            session.save()
+            try:
+                session._durable.commit()
+            except StoreConflict:
+                if session_id is None:
+                    raise
+                # created at this moment by another process: open theirs
+                return await self.open_session(platform, session_id)
             return session
         if platform:
             state.platform = dict(platform)
         evidence = {e.id: e for e in self.store.evidence_of(state.id)}
         session = Session(self, state, evidence)
-        for ev in evidence_.reopen(evidence.values()):
-            self.store.put_evidence(state.id, ev)
         if state.active_task:
             session.task = self.store.get_task(state.id, state.active_task)
-        self.store.commit()
+        # with the lease free, what a dead process left (STARTED writes) is settled now;
+        # otherwise by this session's first turn, under the lease
+        session._durable.try_recover()
         return session
 
 
@@ -94,6 +102,7 @@ class Session:
         self._dirty: dict[str, Evidence] = {}
         self.current_node: str | None = None  # the node whose tool call is under way
         self._ended: TaskState | None = None  # the active task, when it had ended before this turn
+        self._durable = Durability(self)  # lease, units of work, lost replies
 
     # ------------------------------------------------------------ public API
 
@@ -102,13 +111,19 @@ class Session:
         """The session id."""
         return self.session.id
 
-    async def send(self, text: str) -> Reply:
-        """A user message: answers a FOLLOW_UP, reopens an interrupted node, or starts a task."""
-        return await self._turn(message=text)
+    async def send(self, text: str, client_message_id: str | None = None, *, message_id: str | None = None) -> Reply:
+        """A user message: answers a FOLLOW_UP, reopens an interrupted node, or starts a task.
+        `client_message_id` (alias `message_id`): the caller's id of this message; a message sent
+        again with the same id gets the reply already given and starts nothing (decision 21).
+        Raises SessionBusy while another turn of the session runs, SessionUnavailable when the
+        turn could not be stored (nothing of it kept)."""
+        return await self._turn(message=text, client_message_id=client_message_id or message_id)
 
-    async def answer(self, answer: dict[str, Any]) -> Reply:
-        """An explicit decision: {decision: CONFIRM|REJECT|CANCEL} or {verified: true|false}."""
-        return await self._turn(answer=answer)
+    async def answer(self, answer: dict[str, Any], client_message_id: str | None = None) -> Reply:
+        """An explicit decision: {decision: CONFIRM|REJECT|CANCEL} or {verified: true|false}.
+        A decision delivered twice (the same id, or the same decision while nothing waits for
+        one) gets the first one's reply: one write, one answer."""
+        return await self._turn(answer=answer, client_message_id=client_message_id)
 
     def pending(self) -> dict[str, Any] | None:
         """The open question, if the session waits on one: {kind, question, tool?, expected_fields?}."""
@@ -227,15 +242,10 @@ class Session:
         self._dirty[ev.id] = ev
 
     def save(self) -> None:
-        """Write the session, its active task and changed evidence, and commit."""
-        store = self.rt.store
-        for ev in self._dirty.values():
-            store.put_evidence(self.session.id, ev)
-        self._dirty.clear()
-        store.put_session(self.session, self.now())
-        if self.task is not None:
-            store.put_task(self.task)
-        store.commit()
+        """A stopping point inside a turn: a write pre-registered or settled since the last
+        commit is committed now (before its tool is called / once its outcome is known);
+        everything else is committed once, with the turn's reply (runtime/durable.py)."""
+        self._durable.checkpoint()
 
     def progress(self, node: NodeState, tool: str) -> None:
         """Report that `tool` starts to the runtime's progress callback, with its label."""
@@ -256,31 +266,63 @@ class Session:
 
     # ------------------------------------------------------------ turns
 
-    async def _turn(self, message: str | None = None, answer: dict[str, Any] | None = None) -> Reply:
+    async def _turn(self, message: str | None = None, answer: dict[str, Any] | None = None,
+                    client_message_id: str | None = None) -> Reply:
+        # text from outside is kept only in a form that can be kept (runtime/border.py)
+        message, answer = border.safe(message), border.safe(answer)
+        client_message_id = border.safe(client_message_id)
+        durable = self._durable
+        async with durable.turn() as late:
+            # answered already (its reply lost, or a decision delivered twice): that reply again
+            same = durable.repeated(message, answer, client_message_id)
+            try:
+                reply = await self._play(message, answer, client_message_id, same)
+            except StoreError as exc:
+                raise durable.fail(exc) from exc
+            if late is not None and same is None:  # decision 21: a reply a dead turn never delivered comes first
+                reply.text = f"{late.text}\n\n{reply.text}"
+            record = ReplyRecord(session=self.id, turn=self.session.turn, text=reply.text, task=reply.task,
+                                 suspended=reply.suspended, kind=reply.kind, message=message, answer=answer,
+                                 client_message_id=client_message_id)
+            try:
+                durable.commit(record, handed=late)
+            except StoreError as exc:
+                raise durable.fail(exc) from exc
+            durable.delivered = self.session.turn
+            self.emit("turn.reply", text=reply.text, suspended=reply.suspended)
+            return reply
+
+    async def _play(self, message: str | None, answer: dict[str, Any] | None, client_message_id: str | None,
+                    same: ReplyRecord | None) -> Reply:
         self.rt.trace.enter(self)  # this task's trace context: audit events and telemetry find their session
         self.session.turn += 1
         self._ended = self.task if self.task is not None and self.task.state in FINAL else None
         self.emit("turn.started", **({"message": message} if message is not None else {"answer": answer}))
         self._reload()
         if message is not None:
-            self.session.user_messages.append({"turn": self.session.turn, "text": message})
+            entry: dict[str, Any] = {"turn": self.session.turn, "text": message}
+            if client_message_id is not None:
+                entry["client_message_id"] = client_message_id
+            self.session.user_messages.append(entry)
+        if same is not None:  # nothing is started: the stored reply is given again
+            self.emit("turn.replayed", of_turn=same.turn)
+            return Reply(same.text, same.suspended, same.kind, same.task)
         try:
-            reply = await self._handle(message, answer)
+            return await self._handle(message, answer)
+        except StoreError:
+            raise  # the turn cannot be kept: the session is reloaded, the caller told
         except ModelError as exc:
             self.emit("error", message=str(exc))
-            reply = Reply(f"error: {exc}", False, task=self.task.id if self.task else None)
+            return Reply(f"error: {exc}", False, task=self.task.id if self.task else None)
         except PlanningFailed as exc:
-            reply = self._planning_failed(exc)
+            return self._planning_failed(exc)
         except Exception as exc:  # a runtime bug must not take the serving process down
             if self.rt.strict:
                 raise
             log.exception("internal error in session %s, turn %s", self.session.id, self.session.turn)
             self.emit("error", message=f"internal error: {type(exc).__name__}: {exc}")
-            reply = Reply(f"Something went wrong on our side ({type(exc).__name__}); the session is kept "
-                          "and can continue.", False, task=self.task.id if self.task else None)
-        self.save()
-        self.emit("turn.reply", text=reply.text, suspended=reply.suspended)
-        return reply
+            return Reply(f"Something went wrong on our side ({type(exc).__name__}); the session is kept "
+                         "and can continue.", False, task=self.task.id if self.task else None)
 
     def _reload(self) -> None:
         studio = self.rt.studio

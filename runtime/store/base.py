@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+import weakref
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -97,15 +98,30 @@ def new_holder() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
+# Holders of this process and the store each works through: a holder whose store was closed
+# (a process "killed" in-process, as the scenario runner does) is as dead as a gone process.
+_LOCAL: dict[str, "weakref.ref[Any]"] = {}
+
+
+def register_holder(holder: str, store: Any) -> None:
+    """Record that `holder` (of this process) works through `store`; see `holder_dead`."""
+    _LOCAL[holder] = weakref.ref(store)
+
+
 def holder_dead(holder: str) -> bool:
-    """True when `holder` names a process of this host that no longer runs."""
+    """True when `holder` names a process of this host that no longer runs, or a holder of this
+    process whose store is gone or closed."""
     host, _, rest = holder.partition(":")
     pid_text = rest.partition(":")[0]
     if host != socket.gethostname() or not pid_text.isdigit():
         return False
     pid = int(pid_text)
     if pid == os.getpid():
-        return False
+        ref = _LOCAL.get(holder)
+        if ref is None:
+            return False
+        store = ref()
+        return store is None or not getattr(store, "alive", lambda: True)()
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

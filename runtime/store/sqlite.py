@@ -104,28 +104,42 @@ def _task_number(task_id: str) -> int:
     return int(task_id[1:]) if task_id[:1] == "t" and task_id[1:].isdigit() else 0
 
 
+_SCHEMAS: dict[type, tuple[dict[str, type | None], frozenset[str]]] = {}
+
+
+def _schema(cls: type) -> tuple[dict[str, type | None], frozenset[str]]:
+    """Per dataclass, once: the kind each field's default has (None: any), and the required fields."""
+    hit = _SCHEMAS.get(cls)
+    if hit is None:
+        kinds: dict[str, type | None] = {}
+        required = set()
+        for f in fields(cls):
+            default = f.default_factory() if f.default_factory is not MISSING else f.default  # type: ignore[misc]
+            if default is MISSING:
+                required.add(f.name)
+            kinds[f.name] = type(default) if default is not MISSING and default is not None else None
+        hit = _SCHEMAS[cls] = (kinds, frozenset(required))
+    return hit
+
+
 def _check(cls: type, doc: Any, session: str, what: str) -> dict[str, Any]:
     """A stored document as keyword arguments of `cls`: a dict with known keys whose values have
     the kinds the dataclass's defaults have (a wrong type fails here, not deep in a turn)."""
     if not isinstance(doc, dict):
         raise StoreCorrupt(session, what, f"a {type(doc).__name__}, not an object")
-    known = {f.name: f for f in fields(cls)}
+    kinds, required = _schema(cls)
     for key, value in doc.items():
-        f = known.get(key)
-        if f is None:
+        if key not in kinds:
             raise StoreCorrupt(session, what, f"unknown field {key!r}")
-        default = f.default_factory() if f.default_factory is not MISSING else f.default  # type: ignore[misc]
-        if default is MISSING or default is None or value is None:
+        kind = kinds[key]
+        if kind is None or value is None or type(value) is kind:
             continue
-        kind = type(default)
         if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
             raise StoreCorrupt(session, what, f"{key} is not an integer")
         if kind in (dict, list, str, bool) and not isinstance(value, kind):
             raise StoreCorrupt(session, what, f"{key} is not a {kind.__name__}")
-    missing = [n for n, f in known.items() if f.default is MISSING and f.default_factory is MISSING  # type: ignore[misc]
-               and n not in doc]
-    if missing:
-        raise StoreCorrupt(session, what, f"missing {', '.join(missing)}")
+    if not required.issubset(doc):
+        raise StoreCorrupt(session, what, f"missing {', '.join(sorted(required - doc.keys()))}")
     return doc
 
 
@@ -398,6 +412,14 @@ class SQLiteStore(BufferedWrites):
     def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Read-only query for tools and tests."""
         return self.db.execute(sql, params).fetchall()
+
+    def alive(self) -> bool:
+        """False once the connection is closed (by `close()` or by a test killing it)."""
+        try:
+            self.db.total_changes
+        except sqlite3.ProgrammingError:
+            return False
+        return True
 
     def close(self) -> None:
         """Apply buffered writes, then close."""

@@ -1,0 +1,112 @@
+"""kill -9 at every point of a write's lifecycle, then the same message again: exactly one
+invocation of the write at a real MCP server that counts its calls in a file (issue 12).
+
+Process one (tests/helpers/durable_proc.py, a real runtime over a stdio ledger server) books
+"R-7001" and SIGKILLs itself at the named point (or, for `in-call`, is killed from outside while
+the server holds the answer). Process two (this one, the same server code in-process over the same
+record file) reopens the session and sends the same message, as a user whose reply never came
+would. Whatever the point, the ledger saw one `ledger_post`, the entry is booked once, the user
+gets an answer, and no task is left open.
+"""
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_crash_recovery import (  # the ledger fixtures and helpers of the first crash test
+    PLATFORM,
+    SERVER,
+    SETTINGS,
+    USER,
+    _end_servers,
+    _invocations,
+    _rows,
+    _server,
+    _wait_for,
+    compiled,  # noqa: F401  (a fixture)
+)
+
+PROC = Path(__file__).resolve().parent / "helpers" / "durable_proc.py"
+POST = {"call": {"tool": "ledger_post", "args": {"ref": "R-7001", "amount": 420}}}
+FINISH = {"call": {"tool": "builtin_node_finish", "args": {"output": "Booked R-7001"}}}
+POINTS = ["prereg-before", "prereg-after", "in-call", "answered", "settled-after", "turn-before", "turn-after"]
+
+
+def _process_one(compiled: Path, tmp: Path, kill_at: str) -> Path:
+    store, records = tmp / "store.sqlite", tmp / "ledger.sqlite"
+    hang = kill_at == "in-call"
+    job = {"compiled": str(compiled), "store": str(store), "servers": {"ledger": _server(records, hang=hang)},
+           "settings": SETTINGS, "platform": PLATFORM, "session": "s1", "timeout": 120,
+           "kill_at": "none" if hang else kill_at, "turns": [{"user": USER, "model": [POST, FINISH]}]}
+    (tmp / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    with open(tmp / "proc.err", "wb") as err:
+        proc = subprocess.Popen([sys.executable, str(PROC), str(tmp / "job.json")], stdout=subprocess.DEVNULL,
+                                stderr=err, cwd=tmp)
+    try:
+        if hang:
+            _wait_for(lambda: bool(_invocations(records, "ledger_post")) or proc.poll() is not None,
+                      "the write to reach the ledger server")
+            os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=120) == -signal.SIGKILL, (tmp / "proc.err").read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        _end_servers(records)
+    return store
+
+
+async def _process_two(store_path: Path, compiled: Path, records: Path) -> tuple[str, list[str]]:
+    from skillc.runtime.config import Settings
+    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
+    from skillc.runtime.model.scripted import ScriptedModel
+    from skillc.runtime.session import Runtime
+    from skillc.runtime.store import Store
+
+    spec = importlib.util.spec_from_file_location("skillc_test_ledger_server_durable", SERVER)
+    assert spec is not None and spec.loader is not None
+    ledger = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ledger)
+    server = InProcessServer(ledger.build_server(str(records), hang=False), reports_invocations=False)
+    model = ScriptedModel()
+    store = Store(store_path)
+    try:
+        async with McpGateway({"ledger": server}, timeout=30) as gw:
+            runtime = Runtime(load_compiled(compiled), gw, model, store, Settings.from_mapping(SETTINGS), seed=7)
+            session = await runtime.open_session(PLATFORM, session_id="s1")
+            model.load_turn([POST, FINISH])
+            reply = await session.send(USER)
+            assert session.pending() is None
+            return reply.text, [t.id for t in store.open_tasks("s1")]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("kill_at", POINTS)
+def test_kill_at_every_point_then_the_same_message_writes_once(compiled: Path, tmp_path: Path,  # noqa: F811
+                                                               kill_at: str) -> None:
+    records = tmp_path / "ledger.sqlite"
+    try:
+        store = _process_one(compiled, tmp_path, kill_at)
+        before = _invocations(records, "ledger_post")
+        assert len(before) == (0 if kill_at == "prereg-before" or kill_at == "prereg-after" else 1)
+        text, still_open = asyncio.run(_process_two(store, compiled, records))
+    finally:
+        _end_servers(records)
+    assert _invocations(records, "ledger_post") == [{"ref": "R-7001", "amount": 420}]
+    assert _rows(records, "SELECT ref, amount FROM entry") == [("R-7001", 420)]
+    assert "Booked R-7001" in text
+    assert still_open == []
+    assert _rows(store, "SELECT * FROM leases") == []  # the turn gave its lease back
+    statuses = _rows(store, "SELECT status FROM evidence WHERE session = 's1' AND doc LIKE '%ledger_post%'")
+    assert ("SUCCESS",) in statuses and ("STARTED",) not in statuses
