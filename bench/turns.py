@@ -1,12 +1,16 @@
-"""Turns per second through the whole runtime (not a test; prints one table measured in one run).
+"""The runtime's own cost per turn as a session grows (not a test; prints one table).
 
-Each turn is one task with 5 business tool calls and a finish, played by the scripted model,
-against an in-process MCP server (the scenario runner's canned server), over a SQLite store on
-disk; 200 sessions. Time inside the model adapter and inside the gateway's tool call is measured
-separately, so the runtime's own overhead per tool call is what is left.
+One session plays 1,005 turns; each turn is one task with 5 business reads and a finish, played
+by the scripted model against an in-process MCP server (the scenario runner's canned server), over
+a SQLite store on disk. Time inside the model adapter and inside the gateway's tool call is
+measured separately, so what is left is the runtime's own overhead, reported per tool call around
+turn 10 and around turn 1,000 (issue 12: within 1.3x of each other, under 1 ms at both).
 
-    python bench/turns.py [--sessions 200]
-Target: runtime overhead per tool call under 1 ms.
+Then an evidence-checked write (its argument must come from EVIDENCE, §5.3) in a node holding 10
+and then 10,000 evidence records, the matching one the oldest (target: within 1.5x); units of
+work (commits) and lease transactions per turn; memory kept per turn (tracemalloc over 200 turns).
+
+    python bench/turns.py [--turns 1005]
 """
 from __future__ import annotations
 
@@ -14,7 +18,9 @@ import argparse
 import asyncio
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 CONTRACT = """{
   "tools": {
@@ -25,26 +31,50 @@ CONTRACT = """{
     }
   }
 }"""
+WRITE_CONTRACT = """{
+  "target": "cms_article_publish",
+  "tools": {
+    "cms_article_publish": {
+      "sideEffect": "WRITE", "confirm": false,
+      "args": { "articleId": { "sources": ["EVIDENCE"], "label": "Article" } },
+      "success": { "path": "code", "op": "EQ", "value": 200 }
+    },
+    "cms_article_get": {
+      "success": { "path": "code", "op": "EQ", "value": 200 },
+      "extracts": [ { "key": "article", "path": "data" } ]
+    }
+  }
+}"""
 STUDIO = {
     "agents": [{"agent_code": "reader", "agent_name": "Reader", "identity_desc": "Reads", "mission_desc": "Reads",
-                "boundary_desc": "", "style_desc": "", "principle_desc": "", "status": "ACTIVE", "skills": ["cms.read"]}],
+                "boundary_desc": "", "style_desc": "", "principle_desc": "", "status": "ACTIVE", "skills": ["cms.read"]},
+               {"agent_code": "publisher", "agent_name": "Publisher", "identity_desc": "Publishes",
+                "mission_desc": "Publishes", "boundary_desc": "", "style_desc": "", "principle_desc": "",
+                "status": "ACTIVE", "skills": ["cms.publish"]}],
     "skills": [{"skill_key": "cms.read", "skill_name": "Reader", "semantic_desc": "Reads articles", "skill_manual": "Read.",
-                "status": "ACTIVE", "tools": ["cms_article_get"], "contract": CONTRACT}],
+                "status": "ACTIVE", "tools": ["cms_article_get"], "contract": CONTRACT},
+               {"skill_key": "cms.publish", "skill_name": "Publisher", "semantic_desc": "Publishes articles",
+                "skill_manual": "Publish.", "status": "ACTIVE", "tools": ["cms_article_get", "cms_article_publish"],
+                "contract": WRITE_CONTRACT}],
 }
+OK = {"code": 200, "data": {"id": 17, "title": "Spring launch"}}
 TOOLS = [{"name": "cms_article_get", "input_schema": {"type": "object", "properties": {"articleId": {"type": "integer"}},
-                                                      "required": ["articleId"]},
-          "responses": [{"json": {"code": 200, "data": {"id": 17, "title": "Spring launch"}}}]}]
-SCRIPT = [{"call": {"tool": "cms_article_get", "args": {"articleId": 17 + i % 2}}} for i in range(5)] + [
+                                                      "required": ["articleId"]}, "responses": [{"json": OK}]},
+         {"name": "cms_article_publish", "input_schema": {"type": "object", "properties": {"articleId": {"type": "integer"}},
+                                                          "required": ["articleId"]}, "responses": [{"json": OK}]}]
+READS = [{"call": {"tool": "cms_article_get", "args": {"articleId": 17 + i % 2}}} for i in range(5)] + [
     {"call": {"tool": "builtin_node_finish", "args": {"output": "read"}}}]
+PUBLISH = [{"call": {"tool": "cms_article_publish", "args": {"articleId": 17}}},
+           {"call": {"tool": "builtin_node_finish", "args": {"output": "published"}}}]
 
 
 class Timed:
     """Wraps an async callable, adding its wall time to a counter."""
 
-    def __init__(self, fn, counter: list[float]) -> None:
+    def __init__(self, fn: Any, counter: list[float]) -> None:
         self.fn, self.counter = fn, counter
 
-    async def __call__(self, *args, **kwargs):
+    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         try:
             return await self.fn(*args, **kwargs)
@@ -52,57 +82,138 @@ class Timed:
             self.counter[0] += time.perf_counter() - start
 
 
-async def main(sessions: int) -> None:
+class Counting:
+    """Counts the store's transactions: units of work and lease changes."""
+
+    def __init__(self, store: Any) -> None:
+        self.units = self.leases = 0
+        unit, acquire, release = store.unit, store.acquire_lease, store.release_lease
+
+        def counted_unit(*a: Any, **k: Any) -> Any:
+            self.units += 1
+            return unit(*a, **k)
+
+        def counted_acquire(*a: Any, **k: Any) -> Any:
+            self.leases += 1
+            return acquire(*a, **k)
+
+        def counted_release(*a: Any, **k: Any) -> Any:
+            self.leases += 1
+            return release(*a, **k)
+
+        store.unit, store.acquire_lease, store.release_lease = counted_unit, counted_acquire, counted_release
+
+
+async def main(turns: int) -> None:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
     from skillc.runtime.config import Settings
-    from skillc.runtime.session import Runtime
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
+    from skillc.runtime.session import Runtime
+    from skillc.runtime.state import Evidence, NodeState, TaskState
     from skillc.runtime.store import Store
     from skillc.runtime.trace import TraceWriter
     from skillc.scenario.canned import build_canned_server
 
     with tempfile.TemporaryDirectory() as tmp:
-        compile_studio(studio_from_mapping(STUDIO, origin="bench"), Path(tmp) / "c")
-        studio = load_compiled(Path(tmp) / "c")
-        trace = TraceWriter(keep=False)
+        studios = {}
+        for agent, skill in (("reader", "cms.read"), ("publisher", "cms.publish")):
+            one = {"agents": [a for a in STUDIO["agents"] if a["agent_code"] == agent],
+                   "skills": [k for k in STUDIO["skills"] if k["skill_key"] == skill]}
+            compile_studio(studio_from_mapping(one, origin="bench"), Path(tmp) / agent)
+            studios[agent] = load_compiled(Path(tmp) / agent)
         server = build_canned_server(TOOLS, on_invoked=lambda t, a: None, on_crash=lambda: None)
         gateway = McpGateway({"mem": server}, timeout=10)
         await gateway.start()
         model = ScriptedModel()
         in_model, in_tool = [0.0], [0.0]
-        model.complete = Timed(model.complete, in_model)
-        gateway.call = Timed(gateway.call, in_tool)
+        model.complete = Timed(model.complete, in_model)  # type: ignore[method-assign]
+        gateway.call = Timed(gateway.call, in_tool)  # type: ignore[method-assign]
         store = Store(Path(tmp) / "store.sqlite")
-        runtime = Runtime(studio, gateway, model, store, Settings(), trace=trace, seed=1)
-        # warm-up
-        s = await runtime.open_session({"userId": 7}, session_id="warm")
-        model.load_turn(SCRIPT)
-        await s.send("read article 17 and 18")
-        in_model[0] = in_tool[0] = 0.0
-        start = time.perf_counter()
-        for i in range(sessions):
-            s = await runtime.open_session({"userId": 7}, session_id=f"s{i}")
-            model.load_turn(SCRIPT)
+        counts = Counting(store)
+        settings = Settings.from_mapping({"state.write-confirm-bypass-tools": ["cms_article_publish"]})
+        runtime = Runtime(studios["reader"], gateway, model, store, settings, trace=TraceWriter(), seed=1)
+        writer = Runtime(studios["publisher"], gateway, model, store, settings, trace=TraceWriter(), seed=1)
+
+        # ---- one long session: overhead per call by turn
+        s = await runtime.open_session({"userId": 7}, session_id="long")
+        per_turn: list[float] = []
+        units0, leases0 = counts.units, counts.leases
+        for _ in range(turns):
+            model.load_turn(READS)
+            m0, t0, start = in_model[0], in_tool[0], time.perf_counter()
             reply = await s.send("read article 17 and 18")
+            wall = time.perf_counter() - start
             assert reply.text == "read", reply
-        total = time.perf_counter() - start
+            per_turn.append((wall - (in_model[0] - m0) - (in_tool[0] - t0)) / 5)
+        units = (counts.units - units0) / turns
+        leases = (counts.leases - leases0) / turns
+        around = lambda i: sorted(per_turn[i - 5:i + 5])[5]  # median of ten turns
+        at10, at1000 = around(10), around(min(1000, turns - 5))
+        reopen_start = time.perf_counter()
+        await runtime.open_session({"userId": 7}, session_id="long")
+        reopen = time.perf_counter() - reopen_start
+
+        # ---- memory kept per turn
+        tracemalloc.start()
+        before = tracemalloc.take_snapshot()
+        for _ in range(200):
+            model.load_turn(READS)
+            await s.send("read article 17 and 18")
+        after = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
+
+        # ---- an evidence-checked write with 10 and 10,000 evidence records in its node
+        write_cost = {}
+        for n in (10, 10_000):
+            w = await writer.open_session({"userId": 7}, session_id=f"w{n}")
+            task = TaskState(id="t1", session=w.id, agent="publisher", message="publish 17")
+            node = NodeState(id="n1", task="t1", skill="cms.publish", state="RUNNING",
+                             messages=[{"role": "system", "content": "Publish."}])
+            task.nodes["n1"], task.order = node, ["n1"]
+            for i in range(1, n + 1):  # the oldest record holds article 17; the newer ones others
+                ev = Evidence(id=f"e{i}", task="t1", node="n1", tool="cms_article_get", args={"articleId": i},
+                              status="SUCCESS", business_ok=True, seq=i,
+                              values={"article": {"id": 17 if i == 1 else 100_000 + i, "title": f"a{i}"}})
+                w.evidence[ev.id] = ev
+                node.evidence.append(ev.id)
+                w._dirty[ev.id] = ev
+            w.task, w.session.active_task, w.session.tasks = task, "t1", ["t1"]
+            w.session.next_task, w.session.next_evidence = 2, n + 1
+            w._durable.commit()
+            samples = []
+            for _ in range(5):
+                model.load_turn(PUBLISH)
+                task.state, node.state = "RUNNING", "RUNNING"
+                node.evidence[n:] = []  # the previous sample's write
+                task.idem.clear()
+                node.fp_sig, node.fp_count, node.steps, node.target = None, 0, 0, None
+                node.messages[1:] = []
+                m0, t0, start = in_model[0], in_tool[0], time.perf_counter()
+                reply = await w.send("publish article 17")
+                samples.append(time.perf_counter() - start - (in_model[0] - m0) - (in_tool[0] - t0))
+                assert reply.text == "published", reply
+            write_cost[n] = sorted(samples)[2]
         await gateway.aclose()
         store.close()
-    calls = sessions * 5
-    overhead = total - in_model[0] - in_tool[0]
-    print(f"{'sessions (1 turn, 1 task, 5 tool calls)':44} {sessions}")
-    print(f"{'turns per second':44} {sessions / total:10.1f}")
-    print(f"{'time in the model adapter':44} {in_model[0] / total:10.1%}")
-    print(f"{'time in the MCP tool call (in-process)':44} {in_tool[0] / total:10.1%}")
-    print(f"{'time in the runtime itself':44} {overhead / total:10.1%}")
-    print(f"{'runtime overhead per tool call':44} {overhead / calls * 1000:10.3f} ms   (target < 1 ms)")
-    print(f"{'MCP round trip per tool call':44} {in_tool[0] / calls * 1000:10.3f} ms")
+
+    print(f"{'one session, turns played (5 reads + finish each)':52} {turns}")
+    print(f"{'runtime overhead per tool call, around turn 10':52} {at10 * 1000:8.3f} ms   (target < 1 ms)")
+    print(f"{'runtime overhead per tool call, around turn 1,000':52} {at1000 * 1000:8.3f} ms   "
+          f"({at1000 / at10:.2f}x of turn 10; target within 1.3x)")
+    print(f"{'units of work (commits) per turn':52} {units:8.2f}")
+    print(f"{'lease transactions per turn (take + give back)':52} {leases:8.2f}")
+    print(f"{'memory kept per turn (tracemalloc, 200 turns)':52} {grown / 200 / 1024:8.2f} KiB")
+    print(f"{'reopening the session at turn ' + str(turns):52} {reopen * 1000:8.2f} ms")
+    print(f"{'evidence-checked write, 10 records in the node':52} {write_cost[10] * 1000:8.3f} ms")
+    print(f"{'evidence-checked write, 10,000 records in the node':52} {write_cost[10_000] * 1000:8.3f} ms   "
+          f"({write_cost[10_000] / write_cost[10]:.2f}x; target within 1.5x)")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=200)
-    asyncio.run(main(parser.parse_args().sessions))
+    parser.add_argument("--turns", type=int, default=1005)
+    asyncio.run(main(parser.parse_args().turns))
