@@ -210,6 +210,51 @@ def require_cluster(config: object | None = None) -> Cluster:
     return cluster
 
 
+def query(target: str | os.PathLike[str], sql: str) -> list[tuple[object, ...]]:
+    """Rows of a read query on a store, whichever backend: a postgresql:// URL or a SQLite file
+    (an absent file or missing tables give [], as a store another process is still creating)."""
+    target = str(target)
+    if target.startswith(("postgresql://", "postgres://")):
+        import psycopg
+
+        with psycopg.connect(target, autocommit=True) as conn:
+            return [tuple(r) for r in conn.execute(sql).fetchall()]
+    import sqlite3
+
+    if not os.path.exists(target):
+        return []
+    try:
+        with sqlite3.connect(target, timeout=10) as db:
+            return db.execute(sql).fetchall()
+    except sqlite3.OperationalError:
+        return []
+
+
+def execute(target: str | os.PathLike[str], sql: str) -> None:
+    """Run one writing statement on a store (tests that damage or rewind rows on purpose)."""
+    target = str(target)
+    if target.startswith(("postgresql://", "postgres://")):
+        import psycopg
+
+        with psycopg.connect(target, autocommit=True) as conn:
+            conn.execute(sql)
+        return
+    import sqlite3
+
+    with sqlite3.connect(target, timeout=10) as db:
+        db.execute(sql)
+
+
+BACKENDS = ("sqlite", "postgres")
+
+
+def store_target(backend: str, folder: Path) -> str:
+    """Where a test's store lives: a SQLite file in `folder`, or a fresh database of the cluster."""
+    if backend == "postgres":
+        return require_cluster().new_database()
+    return str(folder / "store.sqlite")
+
+
 try:
     import pytest as _pytest
 except ImportError:  # bench/ scripts use start_cluster()/shared_cluster() without pytest
@@ -226,3 +271,11 @@ if _pytest is not None:
     def postgres_url(postgres_cluster: Cluster) -> str:
         """A URL to a fresh, empty database of the session's cluster."""
         return postgres_cluster.new_database()
+
+    @_pytest.fixture(params=BACKENDS)
+    def store_backend(request: "_pytest.FixtureRequest", tmp_path: Path) -> str:
+        """A store target per backend: a SQLite file, then a fresh PostgreSQL database (skipped
+        with the reason when PostgreSQL is absent). Open it with `open_store(target)`."""
+        if request.param == "postgres":
+            return require_cluster(request.config).new_database()
+        return str(tmp_path / "store.sqlite")

@@ -6,7 +6,7 @@ import os
 import pytest
 
 import pg_cluster
-from pg_cluster import Cluster, postgres_cluster  # noqa: F401  (a fixture)
+from pg_cluster import Cluster, postgres_cluster, store_backend  # noqa: F401  (fixtures)
 
 
 def test_fresh_databases_are_separate_and_server_is_not_root(postgres_cluster: Cluster) -> None:
@@ -49,3 +49,12 @@ def test_absent_postgres_is_a_skip_with_reason_or_a_failure_when_required(monkey
     monkeypatch.setenv("SKILLC_REQUIRE_POSTGRES", "1")
     with pytest.raises(pytest.fail.Exception, match="SKILLC_REQUIRE_POSTGRES"):
         pg_cluster.require_cluster()
+
+
+def test_query_and_execute_reach_either_backend(store_backend: str) -> None:
+    """The helpers tests use to read or damage a store's rows work on a SQLite file and on a URL."""
+    if not store_backend.startswith("postgresql://"):
+        assert pg_cluster.query(store_backend, "SELECT 1") == []  # no file yet: nothing, not an error
+    pg_cluster.execute(store_backend, "CREATE TABLE probe (x INTEGER)")
+    pg_cluster.execute(store_backend, "INSERT INTO probe VALUES (41)")
+    assert pg_cluster.query(store_backend, "SELECT x + 1 FROM probe") == [(42,)]
