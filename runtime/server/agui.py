@@ -15,6 +15,7 @@ from skillc.runtime.server.errors import ApiError
 from skillc.runtime.server.runs import RunLog, sse_frames
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+KEEPALIVE = 15.0  # seconds of quiet before a keep-alive comment
 
 
 def routes(ctx: ServerContext) -> list[BaseRoute]:
@@ -57,7 +58,7 @@ def stream(run: RunLog, start: int) -> StreamingResponse:
     """The run's events from `start` as Server-Sent Events, live until it ends."""
 
     async def frames() -> AsyncIterator[str]:
-        async for first, batch in run.follow(start):
+        async for first, batch in run.follow(start, idle=KEEPALIVE):
             yield sse_frames(first, batch)
 
     return StreamingResponse(frames(), media_type="text/event-stream", headers=SSE_HEADERS)

@@ -42,9 +42,10 @@ class RunLog:
         self._wake.set()
         self._wake = asyncio.Event()
 
-    async def follow(self, start: int = 0) -> AsyncIterator[tuple[int, list[str]]]:
+    async def follow(self, start: int = 0, idle: float | None = None) -> AsyncIterator[tuple[int, list[str]]]:
         """(index of the first, events) batches from `start` on, live until the run ends: all that
-        is there at each wake-up goes out together (one write per batch, not per event)."""
+        is there at each wake-up goes out together (one write per batch, not per event). With
+        `idle`, an empty batch comes after that many quiet seconds (for a keep-alive)."""
         i = max(0, start)
         while True:
             if i < len(self.events):
@@ -54,7 +55,10 @@ class RunLog:
                 continue
             if self.done:
                 return
-            await self._wake.wait()
+            try:
+                await asyncio.wait_for(self._wake.wait(), idle)
+            except asyncio.TimeoutError:
+                yield i, []
 
 
 class RunRegistry:
@@ -109,5 +113,8 @@ class RunRegistry:
 
 
 def sse_frames(first: int, batch: list[str]) -> str:
-    """Server-Sent Events frames; each id lets a client resume with Last-Event-ID."""
+    """Server-Sent Events frames; each id lets a client resume with Last-Event-ID. An empty batch
+    is an SSE comment: a keep-alive, so proxies do not close a stream waiting on a slow tool."""
+    if not batch:
+        return ": keep-alive\n\n"
     return "".join(f"id: {first + k}\ndata: {data}\n\n" for k, data in enumerate(batch))

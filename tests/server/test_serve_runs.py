@@ -25,5 +25,11 @@ def test_a_finished_run_outlives_memory(tmp_path: Path) -> None:
         assert batches == [(1, ['{"type":"RUN_FINISHED"}'])]
         assert sse_frames(1, batches[0][1]) == 'id: 1\ndata: {"type":"RUN_FINISHED"}\n\n'
         assert first.get("nope") is None and RunRegistry().get("b") is None
+        quiet = RunLog(run_id="q", thread_id="t3", owner="9:7")  # nothing happens: keep-alives
+        stream = quiet.follow(0, idle=0.01)
+        assert await stream.__anext__() == (0, []) and sse_frames(0, []) == ": keep-alive\n\n"
+        quiet.append("{}")
+        assert await stream.__anext__() == (0, ["{}"])
+        await stream.aclose()
 
     asyncio.run(go())
