@@ -277,7 +277,12 @@ class _LineReader:
         loop = asyncio.get_running_loop()
         while b"\n" not in self.buffer and not self.eof:
             ready: asyncio.Future[None] = loop.create_future()
-            loop.add_reader(self.fd, lambda: ready.done() or ready.set_result(None))
+
+            def wake(fut: asyncio.Future[None] = ready) -> None:
+                if not fut.done():
+                    fut.set_result(None)
+
+            loop.add_reader(self.fd, wake)
             try:
                 await ready
             finally:
