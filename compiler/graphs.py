@@ -143,8 +143,11 @@ def build_agent_graph(
                     )
                 else:
                     reason = "unknown"
+                    from skillc.compiler.authoring import did_you_mean
+
                     diags.append(
                         _warn(PROVIDER_UNKNOWN, f"input {item['name']!r}: provider {provider!r} is not a skill of the studio", key, files, item)
+                        .model_copy(update={"help": did_you_mean(provider, all_keys)})
                     )
             if reason:
                 g.nodes[key]["unavailable_inputs"].append({"input": item["name"], "provider": provider, "reason": reason})

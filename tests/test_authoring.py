@@ -204,3 +204,55 @@ def test_make_refuses_a_code_outside_the_table() -> None:
         make("SC999", "error", "x", text=None, span=None, skill=None, file=None)
     with pytest.raises(ValueError):
         make("SC001", "error", "x", text=None, span=None, skill=None, file=None)  # SC001 is a note
+
+
+def test_every_code_spelled_in_the_sources_is_in_the_table() -> None:
+    from skillc.compiler.diagnostics import CODES
+
+    root = Path(__file__).resolve().parents[1]
+    used: set[str] = set()
+    for folder in ("compiler", "cli"):
+        for path in (root / folder).rglob("*.py"):
+            used |= set(re.findall(r"\bSC\d{3}\b", path.read_text(encoding="utf-8")))
+    assert used <= set(CODES), sorted(used - set(CODES))
+
+
+def test_the_contract_reference_names_every_property() -> None:
+    from skillc.compiler import parse
+
+    reference = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "contract.md").read_text(encoding="utf-8")
+    names = set()
+    for attr in dir(parse):
+        value = getattr(parse, attr)
+        if attr.endswith("_KEYS") and isinstance(value, frozenset):
+            names |= value
+    assert {"sideEffect", "idempotencyKey", "verify", "minItems", "scalar"} <= names
+    missing = sorted(n for n in names if f"`{n}`" not in reference)
+    assert missing == [], missing
+
+
+@pytest.mark.parametrize("argv,hint", [
+    (["explain", "cms.article.lifecyle"], "did you mean 'cms.article.lifecycle'?"),
+    (["graph", "editr"], "did you mean 'editor'?"),
+])
+def test_unknown_keys_on_the_command_line_get_a_near_name(argv: list[str], hint: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    studio = Path(__file__).resolve().parents[1] / "examples" / "studio"
+    assert skillc([*argv, str(studio)]) == 2
+    assert hint in capsys.readouterr().err
+
+
+def test_an_unknown_provider_gets_a_near_name(studio: Path) -> None:
+    contract = studio / "skills" / "cms.article.create" / "contract.jsonc"
+    edit(contract, '"provider": "cms.space.lookup"', '"provider": "cms.space.lokup"')
+    from skillc.compiler import graphs
+    from skillc.compiler.frontend import check_studio
+    from skillc.compiler.sources import load_studio
+
+    loaded = load_studio(studio)
+    result = check_studio(loaded)
+    facts = {k: graphs.skill_facts(next(s for s in loaded.skills if s.skill_key == k), c) for k, c in result.contracts.items()}
+    editor = next(a for a in loaded.agents if a.agent_code == "editor")
+    _, diags = graphs.build_agent_graph(editor, facts, set(facts))
+    hits = [d for d in diags if d.code == "SC401"]
+    assert hits and hits[0].help == "did you mean 'cms.space.lookup'?"

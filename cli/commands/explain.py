@@ -38,7 +38,11 @@ def run(args: argparse.Namespace) -> int:
 
     profile = next((s for s in studio.skills if s.skill_key == args.skill), None)
     if profile is None:
-        print(f"skillc explain: error: no skill {args.skill!r} in {args.source}", file=sys.stderr)
+        from skillc.compiler.authoring import did_you_mean
+
+        hint = did_you_mean(args.skill, [s.skill_key for s in studio.skills])
+        print(f"skillc explain: error: no skill {args.skill!r} in {args.source}" + (f"; {hint}" if hint else ""),
+              file=sys.stderr)
         return 2
     contract, diags = check_skill(profile)
     if contract is None:

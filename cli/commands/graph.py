@@ -66,6 +66,23 @@ def _from_studio(agent: str, source: str):  # -> nx.DiGraph | None
     return g
 
 
+def _near_agent(agent: str, src: Path) -> str | None:
+    """`did you mean 'x'?` over the agent codes of a compiled directory or a studio."""
+    from difflib import get_close_matches
+
+    try:
+        if (src / "manifest.json").is_file():
+            codes = list(json.loads((src / "manifest.json").read_text(encoding="utf-8")).get("agents", {}))
+        else:
+            from skillc.compiler.sources import load_studio
+
+            codes = [a.agent_code for a in load_studio(src).agents]
+    except Exception:  # noqa: BLE001 - a hint is optional; the error line stands on its own
+        return None
+    close = get_close_matches(agent, sorted(codes), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the template of args.agent; returns the exit status."""
     args.source = choose_studio("graph", args.source, args.config)
@@ -80,7 +97,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"skillc graph: error: {exc}", file=sys.stderr)
         return 2
     if g is None:
-        print(f"skillc graph: error: no agent {args.agent!r} in {args.source}", file=sys.stderr)
+        hint = _near_agent(args.agent, src)
+        print(f"skillc graph: error: no agent {args.agent!r} in {args.source}" + (f"; {hint}" if hint else ""),
+              file=sys.stderr)
         return 2
     from skillc.compiler import graphs
 
