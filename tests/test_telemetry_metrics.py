@@ -35,6 +35,8 @@ def test_metrics_route_serves_prometheus_text() -> None:
 def test_serve_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_TRACES_EXPORTER", "SKILLC_TELEMETRY"):
         monkeypatch.delenv(name, raising=False)
+    # a global tracer provider can be set once per process: not by a test
+    monkeypatch.setattr(telemetry, "_sdk_from_env", lambda: None)
     observer = telemetry.for_service(None)
     assert observer is not None and observer.spans is None  # metrics only
     config = tmp_path / "skillc.toml"

@@ -34,6 +34,12 @@ class NoSpan:
     def done(self, outcome: Any) -> None:
         """Nothing to record."""
 
+    def attach(self) -> None:
+        """No context to make current."""
+
+    def detach(self) -> None:
+        """No context to restore."""
+
 
 _NO_SPAN = NoSpan()
 
@@ -96,11 +102,14 @@ class Telemetry:
             return
         env = trace_mod.current_env()
         span = self.spans.tool_started(env, tool, server)
+        span.attach()
         try:
             yield span
         except BaseException as exc:
             span.failed(exc)
             raise
+        finally:
+            span.detach()
 
 
 class ObservedModel:

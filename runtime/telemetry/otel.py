@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace as ot
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -63,7 +64,21 @@ class _ToolSpan:
     def __init__(self, spans: Spans, state: _Turn | None, span: Any, tool: str) -> None:
         self.spans, self.state, self.span, self.tool = spans, state, span, tool
         self.meta: dict[str, Any] = {}
-        _PROPAGATOR.inject(self.meta, context=ot.set_span_in_context(span))
+        self._context = ot.set_span_in_context(span)
+        self._token: Any = None
+        _PROPAGATOR.inject(self.meta, context=self._context)
+
+    def attach(self) -> None:
+        """Make the span current while the request goes out: the MCP SDK's own client span (when
+        the application set a global tracer provider) becomes its child, and the `traceparent`
+        the SDK writes into `_meta` stays in this trace."""
+        self._token = otel_context.attach(self._context)
+
+    def detach(self) -> None:
+        """Restore the caller's context."""
+        if self._token is not None:
+            otel_context.detach(self._token)
+            self._token = None
 
     def done(self, outcome: Any) -> None:
         """The MCP outcome: its server and its failure name; the span stays open for tool.call."""
