@@ -227,6 +227,9 @@ def _decision(pending: dict[str, Any] | None, line: str) -> dict[str, Any] | Non
 def main(args: Any) -> int:
     """Entry point of `skillc chat`."""
     args.color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    from skillc.logs import shown_elsewhere
+
+    shown_elsewhere("internal-error")  # a turn's unexpected error shows as its error line and reply
     try:
         return asyncio.run(_interactive(args))
     except asyncio.CancelledError:
