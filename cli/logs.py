@@ -29,6 +29,27 @@ class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
     """The CLI's handler (a marker type, so a second configure replaces it instead of adding one)."""
 
 
+def shown_elsewhere(*kinds: str) -> None:
+    """Hide records the running command already shows its own way, so nothing prints twice:
+    "internal-error" (a turn's unexpected error: traced, shown as an error line and answered) and
+    "server-down" (an MCP server that did not start: the scenario report names it). With -v or
+    lower levels everything shows."""
+    logger = logging.getLogger("skillc")
+    if logger.level < logging.WARNING:
+        return
+
+    def keep(record: logging.LogRecord) -> bool:
+        if "internal-error" in kinds and record.exc_info and record.name == "skillc.runtime":
+            return False
+        if "server-down" in kinds and record.name == "skillc.runtime.mcp.gateway" and "unreachable" in record.getMessage():
+            return False
+        return True
+
+    for handler in logger.handlers:
+        if isinstance(handler, _Handler):
+            handler.addFilter(keep)
+
+
 def level_for(verbose: int = 0, quiet: int = 0, name: str | None = None) -> int:
     """The `skillc` logger's level: --log-level wins; else warning, -v info, -vv debug, -q error."""
     if name and name.lower() in LEVELS:

@@ -14,7 +14,7 @@ import pytest
 from helpers.terminal import Terminal
 
 from skillc.main import run as skillc
-from skillc.runtime.model.fake_server import FakeOpenAIServer
+from skillc.model_stub import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,3 +105,18 @@ env = {{ CMS_DB = {json.dumps(str(tmp_path / "cms.sqlite"))} }}
     assert seen.count("Title: Spring launch") == 1  # the approval question
     assert seen.count("changed my mind") == 1  # a failure reason (node, task and reply)
     assert "✓ write e2 (cms_article_create) settled SUCCESS via call" in seen
+
+
+def test_scenario_run_names_a_server_that_did_not_start_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    scenario = yaml.safe_load((ROOT / "examples" / "scenarios" / "03-space-lookup-session-outputs.yaml").read_text())
+    scenario["servers"] = {"down": {"command": str(tmp_path / "no-such-binary")}}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(scenario, allow_unicode=True))
+    skillc(["scenario", "run", str(path)])
+    captured = capsys.readouterr()
+    assert (captured.out + captured.err).count("no-such-binary") == 1  # the report's line only
+    skillc(["-v", "scenario", "run", str(path)])
+    captured = capsys.readouterr()
+    assert "skillc: warning: MCP server down unreachable" in captured.err  # -v shows the log too

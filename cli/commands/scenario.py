@@ -51,7 +51,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"skillc scenario run: error: --trace takes exactly one scenario file, got {len(args.files)}",
               file=sys.stderr)
         return 2
+    from skillc.logs import shown_elsewhere
     from skillc.scenario.runner import report, run_files
+
+    shown_elsewhere("internal-error", "server-down")  # the report names both
 
     total = len(args.files)
     done = [0]
