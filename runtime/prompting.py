@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import jinja2
 
@@ -29,6 +29,25 @@ def _env() -> jinja2.Environment:
 def render(name: str, **values: Any) -> str:
     """Render one prompt template."""
     return _env().get_template(name).render(**values)
+
+
+# Prompts whose only per-turn value is the user's message (the intent catalog): rendered once per
+# version of what the studio shows in them, the message put in afterwards. Bounded: studios change.
+_FOR_MESSAGE: dict[tuple[str, Any], tuple[tuple[Any, ...], str]] = {}
+_MESSAGE = "\x00skillc:message\x00"
+
+
+def render_for_message(name: str, key: Any, sources: tuple[Any, ...], message: str,
+                       values: Callable[[], dict[str, Any]]) -> str:
+    """Render `name` with `message`; the rest (`values()`, worked out only on a miss) is rendered
+    once per `key` and the very objects it comes from (`sources`: a reloaded skill is a new module
+    object, so it renders again; identity, not id(), so a reused id never hits)."""
+    hit = _FOR_MESSAGE.get((name, key))
+    if hit is None or len(hit[0]) != len(sources) or any(a is not b for a, b in zip(hit[0], sources)):
+        if len(_FOR_MESSAGE) >= 256:
+            _FOR_MESSAGE.clear()
+        hit = _FOR_MESSAGE[(name, key)] = (sources, render(name, message=_MESSAGE, **values()))
+    return hit[1].replace(_MESSAGE, message)
 
 
 def arg_rule(a: rt.ArgMeta) -> str:
