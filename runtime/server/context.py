@@ -10,15 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-import json
 import logging
 import os
-import re
 import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from types import SimpleNamespace
-from typing import IO, Any, Callable, Iterator
+from typing import Any, Callable
 
 from starlette.requests import Request
 
@@ -30,56 +28,11 @@ from skillc.runtime.server.mapping import RunMapper
 from skillc.runtime.server.options import ServeOptions
 from skillc.runtime.server.runs import RunLog, RunRegistry
 from skillc.runtime.server.studio_feed import StudioFeed
+from skillc.runtime.server.traces import SESSION_ID, TraceFiles
 
 log = logging.getLogger("skillc.server")
-SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 LIVE_SESSIONS = 5000
 _RUN: contextvars.ContextVar[RunMapper | None] = contextvars.ContextVar("skillc_run", default=None)
-
-
-class TraceFiles:
-    """Each session's trace as its own JSON-lines file (what GET …/trace serves)."""
-
-    def __init__(self, root: Path, open_limit: int = 128) -> None:
-        self.root = root
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._open: OrderedDict[str, IO[str]] = OrderedDict()
-        self._limit = open_limit
-
-    def path(self, session: str) -> Path:
-        """The file of one session (ids are checked against SESSION_ID before they get here)."""
-        return self.root / f"{session}.jsonl"
-
-    def write(self, event: dict[str, Any]) -> None:
-        """Append one event to its session's file."""
-        sid = str(event.get("session", ""))
-        if not SESSION_ID.match(sid):
-            return
-        fh = self._open.pop(sid, None)
-        if fh is None:
-            fh = open(self.path(sid), "a", encoding="utf-8")
-            if len(self._open) >= self._limit:
-                self._open.popitem(last=False)[1].close()
-        self._open[sid] = fh
-        fh.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
-        fh.flush()
-
-    def read(self, session: str, after: int = 0) -> Iterator[str]:
-        """The session's events with seq > after, as JSON lines."""
-        try:
-            fh = open(self.path(session), encoding="utf-8")
-        except FileNotFoundError:
-            return
-        with fh:
-            for line in fh:
-                if after and json.loads(line).get("seq", 0) <= after:
-                    continue
-                yield line
-
-    def close(self) -> None:
-        """Close every open file."""
-        while self._open:
-            self._open.popitem()[1].close()
 
 
 class ServerContext:

@@ -1,0 +1,58 @@
+"""Each session's trace as its own JSON-lines file: what GET /api/sessions/{id}/trace serves, and a
+file `skillc audit verify` can check on its own (one session, one hash chain)."""
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+# Session ids become file names: a letter or digit first, so never "." or "..".
+SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+
+
+class TraceFiles:
+    """Each session's trace as its own JSON-lines file (what GET …/trace serves)."""
+
+    def __init__(self, root: Path, open_limit: int = 128) -> None:
+        self.root = root
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._open: OrderedDict[str, IO[str]] = OrderedDict()
+        self._limit = open_limit
+
+    def path(self, session: str) -> Path:
+        """The file of one session (ids are checked against SESSION_ID before they get here)."""
+        return self.root / f"{session}.jsonl"
+
+    def write(self, event: dict[str, Any]) -> None:
+        """Append one event to its session's file."""
+        sid = str(event.get("session", ""))
+        if not SESSION_ID.match(sid):
+            return
+        fh = self._open.pop(sid, None)
+        if fh is None:
+            fh = open(self.path(sid), "a", encoding="utf-8")
+            if len(self._open) >= self._limit:
+                self._open.popitem(last=False)[1].close()
+        self._open[sid] = fh
+        fh.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+        fh.flush()
+
+    def read(self, session: str, after: int = 0) -> Iterator[str]:
+        """The session's events with seq > after, as JSON lines."""
+        try:
+            fh = open(self.path(session), encoding="utf-8")
+        except FileNotFoundError:
+            return
+        with fh:
+            for line in fh:
+                if after and json.loads(line).get("seq", 0) <= after:
+                    continue
+                yield line
+
+    def close(self) -> None:
+        """Close every open file."""
+        while self._open:
+            self._open.popitem()[1].close()
