@@ -110,3 +110,58 @@ def test_kill_at_every_point_then_the_same_message_writes_once(compiled: Path, t
     assert _rows(store, "SELECT * FROM leases") == []  # the turn gave its lease back
     statuses = _rows(store, "SELECT status FROM evidence WHERE session = 's1' AND doc LIKE '%ledger_post%'")
     assert ("SUCCESS",) in statuses and ("STARTED",) not in statuses
+
+
+def _race(compiled: Path, tmp: Path, turns: list[dict[str, Any]], before: list[dict[str, Any]],
+          settings: dict[str, Any] | None = None) -> list[list[dict[str, Any]]]:
+    """Two runtime processes on one session play `turns` at the same moment (after `before` was
+    played by a first process). Returns each process's printed outcomes."""
+    import time
+
+    store, records = tmp / "store.sqlite", tmp / "ledger.sqlite"
+    base = {"compiled": str(compiled), "store": str(store), "servers": {"ledger": _server(records, hang=False)},
+            "settings": settings or {}, "platform": PLATFORM, "session": "s1", "timeout": 120}
+    if before:
+        (tmp / "before.json").write_text(json.dumps(dict(base, turns=before)), encoding="utf-8")
+        subprocess.run([sys.executable, str(PROC), str(tmp / "before.json")], check=True, capture_output=True,
+                       cwd=tmp, timeout=300)
+    start = time.time() + 8.0  # both processes are up (MCP server started) well before
+    procs = []
+    for n in (1, 2):
+        (tmp / f"race{n}.json").write_text(json.dumps(dict(base, turns=turns, start_at=start)), encoding="utf-8")
+        procs.append(subprocess.Popen([sys.executable, str(PROC), str(tmp / f"race{n}.json")], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, cwd=tmp, text=True))
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+        outs.append([json.loads(line) for line in out.splitlines() if line.startswith("{")])
+    _end_servers(records)
+    return outs
+
+
+def test_two_processes_race_the_same_confirm(compiled: Path, tmp_path: Path) -> None:  # noqa: F811
+    approve = {"call": {"tool": "builtin_node_approval", "args": {"summary": "Book R-7001", "toolName": "ledger_post"}}}
+    outs = _race(compiled, tmp_path, [{"answer": {"decision": "CONFIRM"}, "model": [FINISH]}],
+                 [{"user": USER, "model": [POST, approve]}])
+    results = [o[0] for o in outs]
+    records = tmp_path / "ledger.sqlite"
+    assert _invocations(records, "ledger_post") == [{"ref": "R-7001", "amount": 420}]  # one write
+    # one confirmed it; the other was refused while it ran, or given the same answer after
+    answered = [r for r in results if "reply" in r]
+    assert answered and all("Booked R-7001" in r["reply"] for r in answered), results
+    assert all(r.get("error") in (None, "SESSION_BUSY") for r in results), results
+
+
+def test_two_processes_race_the_same_new_message(compiled: Path, tmp_path: Path) -> None:  # noqa: F811
+    turn = {"user": USER, "id": "client-msg-1", "model": [POST, FINISH]}
+    outs = _race(compiled, tmp_path, [turn], [], SETTINGS)
+    results = [o[0] for o in outs]
+    records = tmp_path / "ledger.sqlite"
+    assert _invocations(records, "ledger_post") == [{"ref": "R-7001", "amount": 420}], results
+    assert any("Booked R-7001" in r.get("reply", "") for r in results), results
+    assert all(r.get("error") in (None, "SESSION_BUSY") for r in results), results
+    # nothing lost or overwritten: one task, its evidence, the session's counters agree
+    store = tmp_path / "store.sqlite"
+    assert _rows(store, "SELECT id, state FROM tasks WHERE session = 's1'") == [("t1", "DONE")]
+    assert _rows(store, "SELECT id FROM evidence WHERE session = 's1' ORDER BY seq") == [("e1",)]

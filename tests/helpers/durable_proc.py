@@ -10,6 +10,9 @@ runtime_proc.py plus `"kill_at"`, one of:
     turn-after      the turn and its reply committed, the reply not handed over
     none            run to the end
 
+With `"start_at"` (epoch seconds) the turns begin at that moment (two processes racing); a turn
+refused with a caller error (SESSION_BUSY) prints {"error": name}, a reply {"reply": text}.
+
 `mcp.invoked` events and the point reached are appended to the trace file (flushed per event).
 """
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 
@@ -39,6 +43,7 @@ def _kind(session: Any, reply: Any) -> str:
 async def run(job: dict[str, Any]) -> None:
     """Open the runtime, play the turns, die at job["kill_at"]."""
     from skillc.runtime import durable
+    from skillc.runtime.errors import CallerError
     from skillc.runtime.config import McpServerConfig, Settings
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
@@ -76,12 +81,19 @@ async def run(job: dict[str, Any]) -> None:
         runtime = Runtime(load_compiled(job["compiled"]), gateway, model, store,
                           Settings.from_mapping(job.get("settings") or {}), seed=7)
         session = await runtime.open_session(job.get("platform") or {}, session_id=job.get("session", "s1"))
+        if "start_at" in job:  # racing another process: both go at the same moment
+            while time.time() < job["start_at"]:
+                pass
         for turn in job["turns"]:
             model.load_turn(turn.get("model") or [])
-            if "user" in turn:
-                reply = await session.send(turn["user"])
-            else:
-                reply = await session.answer(turn["answer"])
+            try:
+                if "user" in turn:
+                    reply = await session.send(turn["user"], client_message_id=turn.get("id"))
+                else:
+                    reply = await session.answer(turn["answer"])
+            except CallerError as exc:
+                print(json.dumps({"error": exc.name}), flush=True)
+                continue
             print(json.dumps({"reply": reply.text}), flush=True)
     store.close()
 
