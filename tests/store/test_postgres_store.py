@@ -124,7 +124,8 @@ def test_racing_workers_one_lease_one_new_session_one_evidence_id(opener: Callab
     assert workers[1].version_of("s1") == 2 and workers[1].version_of("nope") == 0
 
 
-def test_a_kill_9_worker_on_another_host_loses_its_lease_at_once(opener: Callable[[], Any], postgres_url: str) -> None:
+def test_a_kill_9_worker_on_another_host_loses_its_lease_at_once(opener: Callable[[], Any], postgres_url: str,
+                                                                 tmp_path: Path) -> None:
     """A worker (a real process posing as another host, so no same-host pid check can help) takes a
     lease for an hour and is killed with SIGKILL: PostgreSQL drops its liveness lock with its
     connection, and the next worker gets the lease long before the hour is up."""
@@ -138,14 +139,16 @@ def test_a_kill_9_worker_on_another_host_loses_its_lease_at_once(opener: Callabl
         print(holder, flush=True)
         sys.stdin.read()  # hold it until killed
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script, postgres_url], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, cwd=REPO)
+    err = tmp_path / "worker.err"
+    with open(err, "wb") as errors:
+        proc = subprocess.Popen([sys.executable, "-c", script, postgres_url], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=errors, text=True, cwd=REPO)
     try:
         holder = proc.stdout.readline().strip()
-        assert holder.startswith("other-host:"), holder
+        assert holder.startswith("other-host:"), (holder, err.read_text())
         store = opener()
         refused = store.acquire_lease("s1", new_holder(), now=time.time(), ttl=30.0)
-        assert not refused.granted and refused.holder == holder  # alive: its lease stands
+        assert not refused.granted and refused.holder == holder, (refused, err.read_text())  # alive: it stands
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
