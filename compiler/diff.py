@@ -351,7 +351,7 @@ def render_text(changes: list[Change]) -> str:
         lines.append(f"  {mark}{where + ': ' if where else ''}{ch.message}")
     total = sum(c.risky for c in changes)
     skills = len({c.skill for c in changes})
-    lines.append(f"{len(changes)} changes in {skills} skill{'s' if skills != 1 else ''}, {total} risky")
+    lines.append(f"{len(changes)} change{'s' if len(changes) != 1 else ''} in {skills} skill{'s' if skills != 1 else ''}, {total} risky")
     return "\n".join(lines) + "\n"
 
 
