@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from skillc.runtime.model.fake_server import FakeOpenAIServer
+from skillc.model_stub import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 IMG = ROOT / "docs" / "img"

@@ -52,6 +52,7 @@ def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(pa
     expect(page.locator(".progress.refused").first).to_contain_text("Creating the article — PARAM_PROVENANCE_REJECTED")
     expect(page.locator(".progress.gated")).to_contain_text("Creating the article — needs approval")
     expect(page.locator("#chat-input")).to_be_disabled()  # decide on the card first
+    expect(page.locator("#task-box li[data-node=n1]")).to_have_attribute("data-state", "SUSPENDED")  # the task graph, live
     expect(page).to_have_url(re.compile(r"#/chat/[^/]+$"))
     sid = page.url.rsplit("/", 1)[1]
     page.screenshot(path=str(IMG / "console-chat-approval.png"))
@@ -68,6 +69,7 @@ def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(pa
     expect(decided).to_contain_text(re.compile(r"Approved by alice at \d{4}-\d\d-\d\d"))
     expect(page.locator(".msg.agent").last).to_contain_text("Created article 17")
     expect(page.locator("#chat-input")).to_be_enabled()
+    expect(page.locator("#task-box li[data-node=n1]")).to_have_attribute("data-state", "DONE")
     _drained(fake_model)
 
     # the second tab's card is stale now: rejecting it is refused, nothing runs, and the tab

@@ -53,7 +53,8 @@ class Chat {
     const side = el("aside", { class: "panel" },
       el("button", { id: "new-session", onclick: () => this.newSession() }, "New conversation"),
       el("label", { class: "field gap-top" }, el("span", {}, "Agent for a new task"), this.agent),
-      el("h3", {}, "Your sessions"), this.list);
+      el("h3", {}, "Your sessions"), this.list,
+      this.taskBox = el("div", { class: "task-box", id: "task-box" }));
     this.head = el("div", { class: "toolbar" });
     this.drawHead();
     replace(this.root, el("div", { class: "layout" }, side,
@@ -64,6 +65,19 @@ class Chat {
     replace(this.head,
       el("h2", { class: "flush" }, "Chat ", this.sid ? el("span", { class: "badge plain mono", id: "session-id" }, this.sid) : null),
       this.sid ? el("a", { href: `#/trace/${encodeURIComponent(this.sid)}`, id: "open-trace" }, "trace") : null);
+  }
+
+  /** The session's current task graph (nodes and their states), from a STATE_SNAPSHOT or the
+   * state route. */
+  drawTask(state) {
+    const task = state && state.active_task;
+    if (!task) { replace(this.taskBox); return; }
+    const tone = { DONE: "ok", FAILED: "bad", CANCELLED: "bad", SUSPENDED: "warn", RUNNING: "info" };
+    replace(this.taskBox,
+      el("h3", {}, `Task ${task.id} `, el("span", { class: `badge ${tone[task.state] || "plain"}` }, task.state)),
+      el("div", { class: "muted" }, `agent ${task.agent}`),
+      el("ul", { class: "task-nodes" }, Object.entries(task.nodes).map(([id, n]) => el("li", { "data-node": id, "data-state": n.state },
+        el("code", {}, id), " ", n.skill, " ", el("span", { class: `badge ${tone[n.state] || "plain"}` }, n.state)))));
   }
 
   drawSessions(sessions) {
@@ -89,8 +103,10 @@ class Chat {
   /** Draw the conversation so far from the trace, then the pending question. */
   async load() {
     this.interrupt = null;
-    const [events, pending] = await Promise.all([getTrace(PATHS.trace(this.sid)), getJSON(PATHS.pending(this.sid)), toolLabels()]);
+    const [events, pending, state] = await Promise.all([getTrace(PATHS.trace(this.sid)), getJSON(PATHS.pending(this.sid)),
+      getJSON(PATHS.state(this.sid)), toolLabels()]);
     replace(this.log);
+    this.drawTask(state);
     const resumed = events.filter((e) => e.type === "node.resumed");
     const turns = new Map();
     for (const ev of events) {
@@ -213,6 +229,8 @@ class Chat {
               line.append(el("span", { class: "verdict-note" }, gated ? " — needs approval" : ` — ${result.error || "failed"}`));
             }
           }
+        } else if (ev.type === "STATE_SNAPSHOT") {
+          this.drawTask(ev.snapshot);
         } else if (ev.type === "CUSTOM" && ev.name === "skillc.routed") {
           const wanted = extra.forwardedProps && extra.forwardedProps.agent;
           const note = wanted && wanted !== ev.value.agent ? ` (asked for ${wanted}: this server lets routing decide)` : "";

@@ -6,6 +6,7 @@ export const PATHS = {
   whoami: () => "/api/me",
   sessions: () => "/api/sessions",
   session: (id) => `/api/sessions/${q(id)}`,
+  state: (id) => `/api/sessions/${q(id)}/state`,
   pending: (id) => `/api/sessions/${q(id)}/pending`,
   trace: (id) => `/api/sessions/${q(id)}/trace`,
   evidence: (id) => `/api/sessions/${q(id)}/evidence`,
