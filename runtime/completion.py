@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skillc.runtime.state import OPEN_STATUSES, NodeState
+from skillc.runtime.indexes import evidence_index
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -39,7 +40,8 @@ def finish_check(env: SessionEnv, node: NodeState, output: Any) -> tuple[str, st
     """The first failing check of §10.2 as (error name, hint), or None when the node may finish."""
     if _empty(output) or (isinstance(output, str) and not output.strip()):
         return "FINISH_MISSING_OUTPUT", "call builtin_node_finish with a non-empty output describing the result"
-    open_writes = [e for e in (env.evidence.get(i) for i in node.evidence) if e and e.status in OPEN_STATUSES]
+    index = evidence_index(env)  # lookups, not scans of every record the node holds
+    open_writes = [e for e in index.open_of(node.task, node.id) if e.status in OPEN_STATUSES]
     if open_writes:
         return "FINISH_OPEN_EVIDENCE", f"write {open_writes[0].id} is not settled yet; wait for its verification"
     module = env.skill_module(node.skill)
@@ -55,7 +57,7 @@ def finish_check(env: SessionEnv, node: NodeState, output: Any) -> tuple[str, st
         if not target_done(env, node):
             return "FINISH_NEED_TARGET", f"the goal is the write {node.target}; it has not completed yet"
     elif not module.OUTPUTS and module.SKILL.tool_names:
-        if not any(e and e.completed for e in (env.evidence.get(i) for i in node.evidence)):
+        if not index.completed_in(node.task, node.id):
             return "FINISH_NEED_BUSINESS", "call a business tool before finishing"
     return None
 
@@ -63,9 +65,5 @@ def finish_check(env: SessionEnv, node: NodeState, output: Any) -> tuple[str, st
 def target_done(env: SessionEnv, node: NodeState) -> bool:
     """The target tool completed in this node or one of its delegated prerequisite nodes."""
     nodes = [node] + [env.task.nodes[d["node"]] for d in node.delegations if d["node"] in env.task.nodes]
-    for n in nodes:
-        for eid in n.evidence:
-            ev = env.evidence.get(eid)
-            if ev and ev.tool == node.target and ev.completed:
-                return True
-    return False
+    index = evidence_index(env)
+    return any(index.completed_in(n.task, n.id, node.target) for n in nodes)

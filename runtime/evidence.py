@@ -90,9 +90,11 @@ def settle_write(env: SessionEnv, node: NodeState, ev: Evidence, ok: bool, *, vi
 async def settle_open_writes(env: SessionEnv, node: NodeState) -> str | None:
     """Verify uncertain writes (§14.3): by the contract's verify tool, else ask the user (VERIFY).
     Returns SUSPENDED when the user must answer."""
-    for eid in list(node.evidence):
-        ev = env.evidence.get(eid)
-        if ev is None or ev.status not in UNSETTLED:
+    from skillc.runtime.indexes import evidence_index
+
+    # the node's unsettled writes from the session's index (not a scan of every record it holds)
+    for ev in evidence_index(env).open_of(node.task, node.id):
+        if ev.status not in UNSETTLED:
             continue
         module = env.skill_module(node.skill)
         meta = module.TOOLS.get(ev.tool)

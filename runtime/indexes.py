@@ -48,8 +48,9 @@ class EvidenceIndex:
     def __init__(self, evidence: dict[str, Evidence]) -> None:
         self.evidence = evidence
         self.upto = 1  # the next evidence number not looked at yet
-        self.unsettled: set[str] = set()
+        self.unsettled: set[str] = set()  # registered ids not SUCCESS/FAILED yet (or not seen yet)
         self.by_value: dict[tuple[Any, ...], list[str]] = {}
+        self.completed: set[tuple[str, str, str | None]] = set()  # (task, node, tool) / (task, node, None)
 
     def sync(self, next_evidence: int) -> None:
         """Take in records registered or settled since the last call."""
@@ -61,12 +62,25 @@ class EvidenceIndex:
             if ev is None or ev.status not in _FINAL:
                 continue
             self.unsettled.discard(eid)
+            if ev.completed:
+                self.completed.add((ev.task, ev.node, ev.tool))
+                self.completed.add((ev.task, ev.node, None))
             if ev.status == "SUCCESS" and ev.values:
                 keys: set[tuple[Any, ...]] = set()
                 for sub in ev.values.values():
                     _scalars(sub, keys)
                 for key in keys:
                     self.by_value.setdefault(key, []).append(eid)
+
+    def open_of(self, task: str, node: str) -> list[Evidence]:
+        """The node's records not settled yet (STARTED, UNKNOWN, UNKNOWN_PRE_CALL), oldest first."""
+        out = [ev for ev in (self.evidence.get(eid) for eid in self.unsettled)
+               if ev is not None and ev.task == task and ev.node == node and ev.status not in _FINAL]
+        return sorted(out, key=lambda ev: ev.seq)
+
+    def completed_in(self, task: str, node: str, tool: str | None = None) -> bool:
+        """A record of the node completed (§10.2), of `tool` when given."""
+        return (task, node, tool) in self.completed
 
     def holding(self, value: Any) -> list[str]:
         """Ids of settled records whose extracts hold the scalar `value` somewhere."""
