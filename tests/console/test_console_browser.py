@@ -110,6 +110,9 @@ def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(pa
     expect(page.locator("li.call[data-verdict=refused]")).to_have_count(1)
     expect(page.locator("li.ev")).to_have_count(0)
     page.uncheck("#refusals-only")
+    page.click("#trace-refresh")  # drawn again from the server, the selected call kept
+    expect(page.locator("li.call.selected")).to_have_count(1)
+    expect(write.locator(".settle")).to_have_text("settled: SUCCESS")
 
     # the deep link opens the same call's detail in a fresh page
     refused.click()

@@ -44,6 +44,8 @@ export async function renderTrace(root, parts, sessions) {
     el("div", { class: "toolbar" },
       el("h2", { class: "flush" }, "Trace ", el("span", { class: "badge plain mono" }, sid)),
       el("label", {}, filter, " refusals only"),
+      el("button", { id: "trace-refresh", title: "Read the trace again (a run may still be adding to it)",
+        onclick: () => renderTrace(root, parts, sessions) }, "Refresh"),
       el("a", { href: `#/chat/${encodeURIComponent(sid)}` }, "open in chat"),
       el("a", { href: PATHS.trace(sid), download: `${sid}.jsonl` }, "raw JSON lines")),
     el("div", { class: "trace-grid" }, list, detail));
