@@ -114,7 +114,7 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     trace.listeners.append(renderer.event)
     tmp = tempfile.mkdtemp(prefix="skillc-chat-")
     servers = {name: spec.with_tmp(tmp) for name, spec in config.mcp.servers.items()}
-    gateway = McpGateway(servers, timeout=config.mcp.timeout)
+    gateway = McpGateway(servers, timeout=config.mcp.timeout, connect_timeout=config.mcp.connect_timeout)
     try:
         await gateway.start()
     except GatewayConfigError as exc:  # e.g. two servers serve one tool name
@@ -123,6 +123,11 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
         raise ChatError(f"MCP servers: {exc}") from None
     # An unreachable server was logged by the gateway; what no server serves is said here, before
     # the user approves a write that could only fail.
+    counts: dict[str, int] = {}
+    for info in gateway.catalog.values():
+        counts[info.server] = counts.get(info.server, 0) + 1
+    for name in sorted(set(servers) - set(gateway.unreachable_servers)):
+        write(f"MCP server {name}: {counts.get(name, 0)} tools")
     for line in unserved_tools(studio, gateway.catalog, bool(gateway.unreachable_servers)):
         write(f"warning: {line}")
     runtime = Runtime(studio, gateway, model, store, config.settings, trace=trace, on_progress=renderer.progress)
