@@ -89,6 +89,7 @@ env = {{ CMS_DB = {json.dumps(str(tmp_path / "cms.sqlite"))} }}
                          "--platform", "userId=7", "--platform", "organId=9"], tmp_path)
         try:
             seen = term.expect("you> ")
+            assert "MCP server cms: 16 tools" in seen, seen  # listed at start (else: why it is down)
             term.send("Please create an article titled Spring launch\n")
             seen += term.expect("confirm? [y]es / [n]o, reject / [c]ancel> ")
             term.send("y\n")

@@ -6,8 +6,10 @@ import sys
 
 HELP = "run scripted scenarios through the real runtime and check their traces"
 DESCRIPTION = """\
-Run scenario files (format: docs/reference/scenarios.md). Each file holds an inline studio, canned
-business tools, a platform identity and a conversation whose LLM side is scripted. For each file
+Run scenario files (format: docs/reference/scenarios.md). Each file holds a studio (inline, or
+`studio: path/to/studio` relative to the file), canned business tools, a platform identity and a
+conversation whose LLM side is scripted. From pytest, `pytest -p skillc.pytest_plugin` runs every
+*.scenario.yaml file as one test. For each file
 the studio is compiled on the fly, the canned tools are served by an in-process MCP server
 (faults included: timeout, io, rpc, unreachable, invalid_params, crash), `servers:` are started
 as real MCP processes ({tmp} in their args/env is a fresh temp folder), the turns are played
