@@ -249,3 +249,22 @@ def test_shutdown_lets_a_running_turn_finish(compiled: Path, fake_model: Any, tm
     events = [json.loads(line) for line in (tmp_path / "traces" / "late.jsonl").read_text(encoding="utf-8").splitlines()]
     assert events[-1]["type"] == "turn.reply" and events[-1]["suspended"] is True
     assert fake_model.remaining == 0
+
+
+def test_an_approval_answer_is_bound_to_the_arguments_it_saw(alice: Client, model: Any) -> None:
+    model.add(*approval_script("First post"))
+    first = alice.run("bound", "bound-1", "Create an article titled First post, then one titled Second post")
+    old = first.interrupt
+    # confirmed; the same node then asks to write something else: same interrupt id, new digest
+    model.add(call("cms_article_create", title="Second post", spaceId=3),
+              call("builtin_node_approval", summary="Create Second post", toolName="cms_article_create"))
+    second = alice.run("bound", "bound-2", resume=resume(old, {"decision": "CONFIRM", "digest": old["metadata"]["digest"]}))
+    new = second.interrupt
+    assert new["id"] == old["id"] and new["metadata"]["digest"] != old["metadata"]["digest"]
+    assert new["metadata"]["summary"] == "Title: Second post\nSpace: 3"
+    replayed = alice.run("bound", "bound-3", resume=resume(new, {"decision": "CONFIRM", "digest": old["metadata"]["digest"]}))
+    assert (replayed.status, replayed.error["code"]) == (409, "APPROVAL_DIGEST_MISMATCH")
+    assert [e["args"]["title"] for e in invocations(alice, "bound", "cms_article_create")] == ["First post"]
+    rejected = alice.run("bound", "bound-4", resume=resume(new, {"decision": "REJECT", "digest": new["metadata"]["digest"]}))
+    assert rejected.outcome == {"type": "success"} and "Second post" in rejected.reply
+    assert [e["args"]["title"] for e in invocations(alice, "bound", "cms_article_create")] == ["First post"]
