@@ -172,6 +172,14 @@ class _Linter:
         self._schema(path, AGENT_SCHEMA, f"agent {path.stem}", None)
 
 
+def lint_skill(folder: str | Path) -> list[Diagnostic]:
+    """Authoring diagnostics of one skill folder's skill.yaml (and its manual)."""
+    base = Path(folder)
+    linter = _Linter(base.parent.parent)
+    linter.skill(base)
+    return linter.diags
+
+
 def lint_directory(root: str | Path) -> list[Diagnostic]:
     """Authoring diagnostics of a directory studio's YAML (agents/*.yaml, skills/*/skill.yaml)."""
     base = Path(root)

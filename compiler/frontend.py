@@ -34,13 +34,27 @@ def check_skill(profile: ir.SkillProfile) -> tuple[ir.Contract | None, list[Diag
         contract, diags = parse_contract(profile.skill_contract, skill=profile.skill_key, file=file)
         if contract is not None:
             diags += validate(contract, profile, file=file)
+        diags += _skill_yaml(profile)
     except Exception as exc:  # noqa: BLE001 - a front-end bug must not take the studio down
         return None, [make("SC900", "error", f"internal error while checking this skill: {type(exc).__name__}: {exc}",
                            text=None, span=None, skill=profile.skill_key, file=file)]
-    diags.sort(key=lambda d: (d.line, d.column))
+    diags.sort(key=lambda d: (d.file != file, d.line, d.column))  # the contract's own findings first
     if contract is None or any(d.severity == "error" for d in diags):
         return None, diags
     return contract, diags
+
+
+def _skill_yaml(profile: ir.SkillProfile) -> list[Diagnostic]:
+    """The skill.yaml schema checks (compiler.authoring) of a skill read from a directory; an
+    error there (a value of the wrong type) drops the skill like a contract error."""
+    from pathlib import Path
+
+    origin = Path(profile.source.origin) if profile.source else None
+    if origin is None or origin.name != "skill.yaml" or not origin.is_file():
+        return []
+    from skillc.compiler.authoring import lint_skill
+
+    return lint_skill(origin.parent)
 
 
 def agent_diagnostics(agent: ir.AgentProfile, known: set[str] | frozenset[str],
@@ -91,9 +105,8 @@ def check_studio(studio: ir.Studio) -> FrontendResult:
     """Parse + validate every ACTIVE skill; warn about agents bound to unknown skills (SC301) and
     agents left with no loadable skill (SC302: planning fails for them, §16)."""
     result = FrontendResult(studio=studio)
-    authored = _authoring(studio)
-    result.diagnostics += authored
-    broken = {d.skill for d in authored if d.is_error and d.skill}  # a skill.yaml field of the wrong type
+    checked = {p.skill_key for p in studio.skills if p.status == "ACTIVE"}  # check_skill covers their skill.yaml
+    result.diagnostics += [d for d in _authoring(studio) if d.skill is None or d.skill not in checked]
     known: set[str] = set()
     for profile in studio.skills:
         if profile.status != "ACTIVE":
@@ -101,9 +114,6 @@ def check_studio(studio: ir.Studio) -> FrontendResult:
         known.add(profile.skill_key)
         contract, diags = check_skill(profile)
         result.diagnostics += diags
-        if profile.skill_key in broken:
-            contract = None
-            diags = diags + [d for d in authored if d.skill == profile.skill_key]
         if contract is None:
             result.rejected[profile.skill_key] = [d for d in diags if d.severity == "error"]
         else:

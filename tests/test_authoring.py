@@ -77,6 +77,8 @@ def test_wrong_type_is_an_error_with_position(studio: Path, capsys: pytest.Captu
     assert (d["severity"], d["file"], d["line"], d["column"]) == ("error", str(meta), 4, 8)
     assert "'tools' must be a list of names" in d["message"]
     assert status == 1 and "rejected: cms.space.lookup" in human
+    assert skillc(["compile", str(studio), "-o", str(studio.parent / "out"), "-q"]) == 1  # compile agrees
+    assert "cms.space.lookup" in capsys.readouterr().out
 
 
 def test_lowercase_status_is_diagnosed(studio: Path, capsys: pytest.CaptureFixture[str]) -> None:
