@@ -72,6 +72,11 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
     app = Starlette(routes=_compose(ctx, route_modules or ROUTE_MODULES), lifespan=lifespan,
                     exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _internal})
     app.state.ctx = ctx
+    if options.cors_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(options.cors_origins), allow_methods=["GET", "POST"],
+                           allow_headers=["*"], expose_headers=["X-Skillc-Auth"])
     if options.dev:
         app.add_middleware(_DevHeader)
     return app

@@ -25,6 +25,8 @@ class ServeOptions:
     studio_refresh: float = 2.0
     studio_timeout: float = 5.0
     run_history: int = 2000
+    cors_origins: tuple[str, ...] = ()
+    """Browser origins allowed to call the service directly (a front end's dev server)."""
     studio_url: str | None = None
     """`[studio] url`: a studio service (same as an http(s) `[studio] source`)."""
 
@@ -60,6 +62,10 @@ def read_options(config_path: str | os.PathLike[str] | None, env: dict[str, str]
                 values[key] = parse_duration(table[key])
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{config_path}: [server]: {exc}") from None
+    origins = table.get("cors_origins", [])
+    if not isinstance(origins, list) or not all(isinstance(o, str) for o in origins):
+        raise ConfigError(f"{config_path}: [server] cors_origins must be a list of origins")
+    values["cors_origins"] = tuple(origins)
     auth = table.get("auth", "hmac")
     if auth not in ("hmac", "dev"):
         raise ConfigError(f"{config_path}: [server] auth must be \"hmac\" or \"dev\", got {auth!r}")
