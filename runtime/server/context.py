@@ -62,6 +62,7 @@ class ServerContext:
         self._gated: dict[str, str | None] = {}  # session -> toolCallId of the write awaiting approval
         self._open_lock = asyncio.Lock()
         self._message_id_arg: str | None = None
+        self._answer_takes_id = False
         self.traces = TraceFiles(trace_root)
 
     # ------------------------------------------------------------ lifecycle
@@ -90,6 +91,7 @@ class ServerContext:
         # decision 21 (a lost reply): a session that knows client message ids takes them with the message
         params = inspect.signature(_session_class().send).parameters
         self._message_id_arg = next((n for n in ("client_message_id", "message_id") if n in params), None)
+        self._answer_takes_id = "client_message_id" in inspect.signature(_session_class().answer).parameters
         self.started = True
         if self.auth.dev:
             log.warning("skillc serve runs in DEVELOPMENT MODE: requests are NOT authenticated")
@@ -270,7 +272,10 @@ class ServerContext:
                 kwargs = {self._message_id_arg: message_id} if self._message_id_arg and message_id else {}
                 reply = await session.send(payload, **kwargs)
             elif action == "answer":
-                reply = await session.answer(payload)
+                # a decision re-sent under the same runId (its reply lost in a crash) is answered again,
+                # not applied twice (decision 21)
+                kwargs = {"client_message_id": f"run:{run.run_id}"} if self._answer_takes_id else {}
+                reply = await session.answer(payload, **kwargs)
             else:  # the same question again, e.g. a re-sent message whose reply was lost
                 pending = session.pending()
                 reply = SimpleNamespace(text=pending["question"] if pending else "", task=session.task.id)
