@@ -35,14 +35,16 @@ from test_crash_recovery import (  # the ledger fixtures and helpers of the firs
     compiled,  # noqa: F401  (a fixture)
 )
 
+from pg_cluster import BACKENDS, query, store_target  # every test runs on SQLite and on PostgreSQL
+
 PROC = Path(__file__).resolve().parent / "helpers" / "durable_proc.py"
 POST = {"call": {"tool": "ledger_post", "args": {"ref": "R-7001", "amount": 420}}}
 FINISH = {"call": {"tool": "builtin_node_finish", "args": {"output": "Booked R-7001"}}}
 POINTS = ["prereg-before", "prereg-after", "in-call", "answered", "settled-after", "turn-before", "turn-after"]
 
 
-def _process_one(compiled: Path, tmp: Path, kill_at: str) -> Path:
-    store, records = tmp / "store.sqlite", tmp / "ledger.sqlite"
+def _process_one(compiled: Path, tmp: Path, kill_at: str, backend: str) -> str:
+    store, records = store_target(backend, tmp), tmp / "ledger.sqlite"
     hang = kill_at == "in-call"
     job = {"compiled": str(compiled), "store": str(store), "servers": {"ledger": _server(records, hang=hang)},
            "settings": SETTINGS, "platform": PLATFORM, "session": "s1", "timeout": 120,
@@ -65,13 +67,13 @@ def _process_one(compiled: Path, tmp: Path, kill_at: str) -> Path:
     return store
 
 
-async def _process_two(store_path: Path, compiled: Path, records: Path) -> tuple[str, list[str]]:
+async def _process_two(store_path: str, compiled: Path, records: Path) -> tuple[str, list[str]]:
     from skillc.runtime.config import Settings
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime
-    from skillc.runtime.store import Store
+    from skillc.runtime.store import open_store
 
     spec = importlib.util.spec_from_file_location("skillc_test_ledger_server_durable", SERVER)
     assert spec is not None and spec.loader is not None
@@ -79,7 +81,7 @@ async def _process_two(store_path: Path, compiled: Path, records: Path) -> tuple
     spec.loader.exec_module(ledger)
     server = InProcessServer(ledger.build_server(str(records), hang=False), reports_invocations=False)
     model = ScriptedModel()
-    store = Store(store_path)
+    store = open_store(store_path)
     try:
         async with McpGateway({"ledger": server}, timeout=30) as gw:
             runtime = Runtime(load_compiled(compiled), gw, model, store, Settings.from_mapping(SETTINGS), seed=7)
@@ -92,12 +94,13 @@ async def _process_two(store_path: Path, compiled: Path, records: Path) -> tuple
         store.close()
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kill_at", POINTS)
 def test_kill_at_every_point_then_the_same_message_writes_once(compiled: Path, tmp_path: Path,  # noqa: F811
-                                                               kill_at: str) -> None:
+                                                               kill_at: str, backend: str) -> None:
     records = tmp_path / "ledger.sqlite"
     try:
-        store = _process_one(compiled, tmp_path, kill_at)
+        store = _process_one(compiled, tmp_path, kill_at, backend)
         before = _invocations(records, "ledger_post")
         assert len(before) == (0 if kill_at == "prereg-before" or kill_at == "prereg-after" else 1)
         text, still_open = asyncio.run(_process_two(store, compiled, records))
@@ -107,18 +110,18 @@ def test_kill_at_every_point_then_the_same_message_writes_once(compiled: Path, t
     assert _rows(records, "SELECT ref, amount FROM entry") == [("R-7001", 420)]
     assert "Booked R-7001" in text
     assert still_open == []
-    assert _rows(store, "SELECT * FROM leases") == []  # the turn gave its lease back
-    statuses = _rows(store, "SELECT status FROM evidence WHERE session = 's1' AND doc LIKE '%ledger_post%'")
+    assert query(store, "SELECT * FROM leases") == []  # the turn gave its lease back
+    statuses = query(store, "SELECT status FROM evidence WHERE session = 's1' AND doc LIKE '%ledger_post%'")
     assert ("SUCCESS",) in statuses and ("STARTED",) not in statuses
 
 
 def _race(compiled: Path, tmp: Path, turns: list[dict[str, Any]], before: list[dict[str, Any]],
-          settings: dict[str, Any] | None = None) -> list[list[dict[str, Any]]]:
+          settings: dict[str, Any] | None = None, *, store: str) -> list[list[dict[str, Any]]]:
     """Two runtime processes on one session play `turns` at the same moment (after `before` was
     played by a first process). Returns each process's printed outcomes."""
     import time
 
-    store, records = tmp / "store.sqlite", tmp / "ledger.sqlite"
+    records = tmp / "ledger.sqlite"
     base = {"compiled": str(compiled), "store": str(store), "servers": {"ledger": _server(records, hang=False)},
             "settings": settings or {}, "platform": PLATFORM, "session": "s1", "timeout": 120}
     if before:
@@ -140,10 +143,11 @@ def _race(compiled: Path, tmp: Path, turns: list[dict[str, Any]], before: list[d
     return outs
 
 
-def test_two_processes_race_the_same_confirm(compiled: Path, tmp_path: Path) -> None:  # noqa: F811
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_processes_race_the_same_confirm(compiled: Path, tmp_path: Path, backend: str) -> None:  # noqa: F811
     approve = {"call": {"tool": "builtin_node_approval", "args": {"summary": "Book R-7001", "toolName": "ledger_post"}}}
     outs = _race(compiled, tmp_path, [{"answer": {"decision": "CONFIRM"}, "model": [FINISH]}],
-                 [{"user": USER, "model": [POST, approve]}])
+                 [{"user": USER, "model": [POST, approve]}], store=store_target(backend, tmp_path))
     results = [o[0] for o in outs]
     records = tmp_path / "ledger.sqlite"
     assert _invocations(records, "ledger_post") == [{"ref": "R-7001", "amount": 420}]  # one write
@@ -153,15 +157,16 @@ def test_two_processes_race_the_same_confirm(compiled: Path, tmp_path: Path) -> 
     assert all(r.get("error") in (None, "SESSION_BUSY") for r in results), results
 
 
-def test_two_processes_race_the_same_new_message(compiled: Path, tmp_path: Path) -> None:  # noqa: F811
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_processes_race_the_same_new_message(compiled: Path, tmp_path: Path, backend: str) -> None:  # noqa: F811
     turn = {"user": USER, "id": "client-msg-1", "model": [POST, FINISH]}
-    outs = _race(compiled, tmp_path, [turn], [], SETTINGS)
+    store = store_target(backend, tmp_path)
+    outs = _race(compiled, tmp_path, [turn], [], SETTINGS, store=store)
     results = [o[0] for o in outs]
     records = tmp_path / "ledger.sqlite"
     assert _invocations(records, "ledger_post") == [{"ref": "R-7001", "amount": 420}], results
     assert any("Booked R-7001" in r.get("reply", "") for r in results), results
     assert all(r.get("error") in (None, "SESSION_BUSY") for r in results), results
     # nothing lost or overwritten: one task, its evidence, the session's counters agree
-    store = tmp_path / "store.sqlite"
-    assert _rows(store, "SELECT id, state FROM tasks WHERE session = 's1'") == [("t1", "DONE")]
-    assert _rows(store, "SELECT id FROM evidence WHERE session = 's1' ORDER BY seq") == [("e1",)]
+    assert query(store, "SELECT id, state FROM tasks WHERE session = 's1'") == [("t1", "DONE")]
+    assert query(store, "SELECT id FROM evidence WHERE session = 's1' ORDER BY seq") == [("e1",)]

@@ -49,7 +49,7 @@ async def run(job: dict[str, Any]) -> None:
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime
-    from skillc.runtime.store import Store
+    from skillc.runtime.store import open_store
 
     kill_at = job.get("kill_at", "none")
     commit = durable.Durability.commit
@@ -65,7 +65,7 @@ async def run(job: dict[str, Any]) -> None:
     durable.Durability.commit = killing_commit  # type: ignore[method-assign]
     servers = {name: McpServerConfig(**spec) for name, spec in job["servers"].items()}
     model = ScriptedModel()
-    store = Store(job["store"])
+    store = open_store(job["store"])  # a SQLite file or a postgresql:// URL
     async with McpGateway(servers, timeout=float(job.get("timeout", 30)),
                           connect_timeout=float(job.get("connect_timeout", 60))) as gateway:
         if kill_at == "answered":
