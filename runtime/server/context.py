@@ -234,7 +234,8 @@ class ServerContext:
             taken = self._taken.setdefault(thread_id, OrderedDict())
             if resume:
                 action, payload = answer_of(session, resume, self.digest_key, identity, self.runtime.clock())
-            elif message is not None and message[0] not in taken:
+            elif message is not None and (self._message_id_arg is not None or message[0] not in taken):
+                # a session that takes client message ids answers a re-sent one itself (decision 21)
                 action, payload = "send", message[1]
                 taken[message[0]] = None
                 while len(taken) > 200:

@@ -268,3 +268,15 @@ def test_an_approval_answer_is_bound_to_the_arguments_it_saw(alice: Client, mode
     rejected = alice.run("bound", "bound-4", resume=resume(new, {"decision": "REJECT", "digest": new["metadata"]["digest"]}))
     assert rejected.outcome == {"type": "success"} and "Second post" in rejected.reply
     assert [e["args"]["title"] for e in invocations(alice, "bound", "cms_article_create")] == ["First post"]
+
+
+def test_a_message_sent_again_gets_the_reply_already_given(alice: Client, model: Any) -> None:
+    model.add(ROUTE, call("builtin_node_fail", reason="nothing to do"))
+    first = alice.run("again", "again-1", "Do nothing", msg_id="again-m1")
+    assert first.outcome == {"type": "success"} and "nothing to do" in first.reply
+    asked = len(model.requests)
+    # the reply was lost on the way; the client sends the same message (same id) in a new run
+    second = alice.run("again", "again-2", "Do nothing", msg_id="again-m1")
+    assert second.outcome == {"type": "success"} and second.reply == first.reply
+    assert len(model.requests) == asked and not second.of("TOOL_CALL_START")
+    assert [e["type"] for e in alice.trace("again")].count("task.planned") == 1
