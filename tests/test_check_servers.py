@@ -15,7 +15,10 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 ANNOTATED = Path(__file__).parent / "helpers" / "mcp_servers" / "annotated_server.py"
 
-EXAMPLE_SERVERS = f"""
+# A generous connect timeout: on a loaded machine starting a Python MCP server can take seconds.
+SLOW_START = "\n[mcp]\nconnect_timeout = 90\n"
+
+EXAMPLE_SERVERS = SLOW_START + f"""
 [mcp.servers.cms]
 command = {json.dumps(sys.executable)}
 args = ["-m", "skillc.examples.cms_server"]
@@ -85,7 +88,7 @@ def test_annotations_that_disagree_with_the_contract(tmp_path: Path, capsys: pyt
                       "success": {"path": "code", "op": "EQ", "value": 200}},
         "thing_list": {}}}, indent=2))
     config = tmp_path / "skillc.toml"
-    config.write_text(f'[studio]\nsource = "studio"\n[mcp.servers.things]\ncommand = {json.dumps(sys.executable)}\n'
+    config.write_text(f'[studio]\nsource = "studio"\n{SLOW_START}[mcp.servers.things]\ncommand = {json.dumps(sys.executable)}\n'
                       f'args = [{json.dumps(str(ANNOTATED))}]\n', encoding="utf-8")
     status, doc, _ = run_json(config, capsys)
     found = {d["code"]: d for d in doc["diagnostics"]}
