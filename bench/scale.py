@@ -7,12 +7,13 @@ their own sessions over AG-UI for a fixed number of turns. A turn is one task of
 bypassed), the ledger MCP server (stdio, one per worker) books it, the model finishes the node.
 The model is a stateless loopback responder (below), so concurrent sessions never share a script.
 
-With two workers a session's turns alternate between them (a load balancer without affinity), so
-every turn finds the session last written by the other worker. PostgreSQL is the throw-away test
+With two workers, sessions are either sticky (each on one worker, as with a load balancer's
+affinity) or alternating (each turn on the other worker, a balancer without affinity: every turn
+finds the session last written by the other worker, which reopens it from the store). PostgreSQL is the throw-away test
 cluster of tests/pg_cluster.py (fsync off: its numbers are the store's CPU and round trips, not a
 disk's flush latency; SQLite runs with its default synchronous=NORMAL on the local disk).
 
-    python bench/scale.py [--clients 8] [--turns 5] [--sticky]
+    python bench/scale.py [--clients 8] [--turns 5]     # about a minute and a half
 
 Prints per row: turns/s, p50 and p99 latency of a turn as the client sees it, failed turns.
 """
@@ -107,15 +108,16 @@ def drive(workers: list[sw.Worker], clients: int, turns: int, sticky: bool, tag:
     return {"wall": wall, "latencies": sorted(latencies), "failures": failures}
 
 
-def row(name: str, stores: list[str], model_url: str, compiled: Path, tmp: Path, args: argparse.Namespace) -> list[str]:
+def row(name: str, stores: list[str], model_url: str, compiled: Path, tmp: Path, args: argparse.Namespace,
+        sticky: bool = True) -> list[str]:
     """Start the workers of one row, warm them up, measure, stop them."""
     configs = [sw.write_config(tmp / name / f"w{i}", model_url=model_url, store=store,
                                records=tmp / name / f"ledger{i}.sqlite") for i, store in enumerate(stores)]
     workers = sw.start_workers(compiled, configs)
     try:
         tag = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")  # session ids allow [A-Za-z0-9._:-]
-        drive(workers, len(workers), 1, args.sticky, f"{tag}-warm")  # MCP sessions, pools, caches
-        result = drive(workers, args.clients, args.turns, args.sticky, tag)
+        drive(workers, len(workers), 1, sticky, f"{tag}-warm")  # MCP sessions, pools, caches
+        result = drive(workers, args.clients, args.turns, sticky, tag)
     finally:
         for w in workers:
             w.stop()
@@ -134,7 +136,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=8, help="concurrent sessions (default 8)")
     parser.add_argument("--turns", type=int, default=5, help="turns per session (default 5)")
-    parser.add_argument("--sticky", action="store_true", help="keep each session on one worker")
     args = parser.parse_args(argv)
 
     import pg_cluster
@@ -152,12 +153,14 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row("1 x SQLite", [str(tmp / "store.sqlite")], model_url, tmp / "compiled", tmp, args))
         rows.append(row("1 x PostgreSQL", [cluster.new_database("bench1")], model_url, tmp / "compiled", tmp, args))
         shared = cluster.new_database("bench2")
-        rows.append(row("2 x PostgreSQL", [shared, shared], model_url, tmp / "compiled", tmp, args))
+        rows.append(row("2 x PostgreSQL, sticky", [shared, shared], model_url, tmp / "compiled", tmp, args))
+        shared = cluster.new_database("bench3")
+        rows.append(row("2 x PostgreSQL, alternating", [shared, shared], model_url, tmp / "compiled", tmp, args,
+                        sticky=False))
     finally:
         model.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)
-    mode = "sticky sessions" if args.sticky else "turns alternate between workers"
-    print(f"skillc serve, ledger turns (1 write + finish), {args.clients} concurrent sessions x {args.turns} turns, {mode}")
+    print(f"skillc serve, ledger turns (1 write + finish), {args.clients} concurrent sessions x {args.turns} turns")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))))
