@@ -222,8 +222,10 @@ def test_a_lost_reply_is_delivered_and_a_repeat_starts_nothing(compiled: Path, t
 
 @pytest.mark.parametrize("kind", ["session-json", "session-type", "session-field", "task-json", "task-node",
                                   "evidence-json", "message-json", "entity-type", "missing-table"])
-def test_a_corrupted_row_is_a_clean_error_for_that_session_only(compiled: Path, tmp_path: Path, kind: str) -> None:
-    world = World(compiled, tmp_path, BYPASS)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_corrupted_row_is_a_clean_error_for_that_session_only(compiled: Path, tmp_path: Path, kind: str,
+                                                                backend: str) -> None:
+    world = World(compiled, tmp_path, BYPASS, backend)
 
     async def play(sid: str) -> None:
         runtime, model, gateway = await world.runtime()
@@ -247,8 +249,12 @@ def test_a_corrupted_row_is_a_clean_error_for_that_session_only(compiled: Path, 
         "entity-type": "INSERT INTO entities (session, seq, doc) VALUES ('s1', 99, '7')",
         "missing-table": "DROP TABLE replies",
     }[kind]
-    with sqlite3.connect(world.store_path) as db:
-        db.execute(sql)
+    if backend == "postgres":  # the same damage in PostgreSQL's JSON functions
+        sql = {"session-field": "UPDATE sessions SET doc = jsonb_set(doc::jsonb, '{turn}', '\"three\"')::text "
+                                "WHERE id = 's1'",
+               "task-node": "UPDATE tasks SET doc = jsonb_set(doc::jsonb, '{nodes,n1,messages}', '5')::text "
+                            "WHERE session = 's1'"}.get(kind, sql)
+    execute(world.store_path, sql)
 
     async def reopen(sid: str) -> Any:
         runtime, model, gateway = await world.runtime()
