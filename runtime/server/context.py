@@ -231,6 +231,7 @@ class ServerContext:
             raise ApiError(SessionBusy.name, f"session {thread_id} has a run in progress")
         await lock.acquire()
         try:
+            session = await self._current(identity, session)
             taken = self._taken.setdefault(thread_id, OrderedDict())
             if resume:
                 action, payload = answer_of(session, resume, self.digest_key, identity, self.runtime.clock())
@@ -252,6 +253,16 @@ class ServerContext:
         run.task = asyncio.get_running_loop().create_task(
             self._execute(run, session, action, payload, message[0] if message else None, lock))
         return run
+
+    async def _current(self, identity: Identity, session: Any) -> Any:
+        """The session as stored now: another worker on the same store may have run a turn since
+        this process last did, and the checks before a run (pending question, digest) read it."""
+        stored = self.runtime.store.get_session(session.id)
+        if stored is None or getattr(stored, "version", None) == getattr(session.session, "version", None):
+            return session
+        fresh = await self.runtime.open_session(dict(identity.platform), session_id=session.id)
+        self.adopt(fresh)
+        return fresh
 
     async def _execute(self, run: RunLog, session: Any, action: str, payload: Any, message_id: str | None,
                        lock: asyncio.Lock) -> None:
