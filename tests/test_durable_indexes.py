@@ -1,0 +1,103 @@
+"""runtime/indexes.py answers exactly what a scan of every record answers (hypothesis), and the
+intent prompt rendered once per studio version is the prompt rendered every time."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillc.runtime.context import _nodes, _same
+from skillc.runtime.indexes import entity_index, evidence_index
+from skillc.runtime.state import Evidence, SessionState
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([1.0, 2.5, -0.0]),
+                    st.sampled_from(["a", "b", "1", "True", ""]))
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.sampled_from(["k", "id", "x"]), inner, max_size=3), max_leaves=6)
+records = st.lists(st.tuples(st.sampled_from(["SUCCESS", "FAILED", "STARTED", "UNKNOWN"]),
+                             st.sampled_from([True, False, None]), st.sampled_from(["n1", "n2"]),
+                             st.sampled_from(["t1", "t2"]), st.sampled_from(["w", "r"]),
+                             st.dictionaries(st.sampled_from(["a", "b"]), values, max_size=2)), max_size=12)
+
+
+def _env(rows: list[tuple[Any, ...]]) -> SimpleNamespace:
+    session = SessionState(id="s1", platform={})
+    env = SimpleNamespace(session=session, evidence={})
+    for i, (status, ok, node, task, tool, vals) in enumerate(rows, 1):
+        env.evidence[f"e{i}"] = Evidence(id=f"e{i}", task=task, node=node, tool=tool, args={}, status=status,
+                                         business_ok=ok, values=vals, seq=i)
+    session.next_evidence = len(rows) + 1
+    return env
+
+
+@settings(max_examples=120, deadline=None)
+@given(rows=records, probe=scalars, later=records)
+def test_the_value_index_finds_what_a_scan_finds(rows: list[Any], probe: Any, later: list[Any]) -> None:
+    env = _env(rows)
+    for batch in (None, later):  # and again after more records arrive and earlier ones settle
+        if batch is not None:
+            for i, (status, ok, node, task, tool, vals) in enumerate(batch, len(env.evidence) + 1):
+                env.evidence[f"e{i}"] = Evidence(id=f"e{i}", task=task, node=node, tool=tool, args={},
+                                                 status=status, business_ok=ok, values=vals, seq=i)
+            env.session.next_evidence = len(env.evidence) + 1
+            for ev in env.evidence.values():
+                if ev.status == "STARTED":
+                    ev.status, ev.business_ok = "SUCCESS", True
+        index = evidence_index(env)
+        scan = {ev.id for ev in env.evidence.values() if ev.status == "SUCCESS"
+                and any(_same(probe, n) for sub in ev.values.values() for n in _nodes(sub, False))}
+        assert set(index.holding(probe)) == scan
+        for task in ("t1", "t2"):
+            for node in ("n1", "n2"):
+                mine = [ev for ev in env.evidence.values() if ev.task == task and ev.node == node]
+                assert [e.id for e in index.open_of(task, node)] == [
+                    e.id for e in mine if e.status not in ("SUCCESS", "FAILED")]
+                for tool in ("w", "r", None):
+                    assert index.completed_in(task, node, tool) == any(
+                        e.completed and (tool is None or e.tool == tool) for e in mine)
+
+
+entities = st.lists(st.fixed_dictionaries({"type": st.sampled_from(["doc", "user"]), "id": scalars,
+                                           "name": st.sampled_from(["A", "B"])}), max_size=8)
+
+
+@settings(max_examples=120, deadline=None)
+@given(first=entities, more=entities, probe=scalars)
+def test_the_entity_index_finds_what_a_scan_finds(first: list[Any], more: list[Any], probe: Any) -> None:
+    env = SimpleNamespace(session=SessionState(id="s1", platform={}, entities=list(first)))
+    for batch in ([], more):
+        env.session.entities.extend(batch)
+        index = entity_index(env)
+        ents = env.session.entities
+        assert index.has_id(probe) == any(_same(e["id"], probe) or str(e["id"]) == str(probe)
+                                          and not isinstance(probe, bool) for e in ents)
+        for kind in ("doc", "user"):
+            newest = next((e for e in reversed(ents) if e["type"] == kind), None)
+            assert index.latest(kind, None) is newest
+            for e in ents:
+                want = next(x for x in reversed(ents) if x["type"] == e["type"] and str(x["id"]) == str(e["id"]))
+                assert index.latest(e["type"], str(e["id"])) is want
+
+
+def test_the_intent_prompt_is_rendered_once_per_studio_version() -> None:
+    from skillc.runtime import prompting
+
+    calls: list[int] = []
+
+    def values(tag: str) -> Any:
+        def make() -> dict[str, Any]:
+            calls.append(1)
+            return {"agent": SimpleNamespace(agent_name="Ed", agent_code="ed"),
+                    "skills": [{"key": "k", "semantic_desc": tag, "name": "K"}]}
+        return make
+
+    module_a, module_b = object(), object()
+    direct = prompting.render("intent.j2", message="hello {{ x }}", **values("first")())
+    calls.clear()
+    one = prompting.render_for_message("intent.j2", ("ed", ("k",)), (module_a,), "hello {{ x }}", values("first"))
+    two = prompting.render_for_message("intent.j2", ("ed", ("k",)), (module_a,), "bye", values("first"))
+    assert one == direct and "bye" in two and len(calls) == 1
+    three = prompting.render_for_message("intent.j2", ("ed", ("k",)), (module_b,), "bye", values("second"))
+    assert "second" in three and len(calls) == 2  # a reloaded skill (a new module object) renders again
