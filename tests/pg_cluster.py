@@ -82,6 +82,24 @@ def _run_as() -> tuple[list[str], pwd.struct_passwd | None]:
                               "account (postgres, nobody) is available to run PostgreSQL")
 
 
+def _stop_orphans(bindir: Path, prefix: list[str]) -> None:
+    """Stop clusters earlier test processes left running when they were killed (their owner pid
+    is gone), so an interrupted run does not leave servers behind for ever."""
+    for owner in glob.glob(os.path.join(tempfile.gettempdir(), "skillc-pg-*", "owner")):
+        root = os.path.dirname(owner)
+        try:
+            pid = int(Path(owner).read_text().strip())
+            os.kill(pid, 0)
+            continue  # its test process still runs
+        except ProcessLookupError:
+            pass
+        except (OSError, ValueError):
+            continue
+        subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", os.path.join(root, "data"), "-m", "immediate",
+                        "-w", "stop"], cwd="/", capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
 @dataclass
 class Cluster:
     """A running server: connection URLs for the superuser and a fresh database per caller."""
@@ -133,6 +151,7 @@ def start_cluster() -> Cluster:
         raise PostgresUnavailable("PostgreSQL is not installed: no initdb/pg_ctl on PATH or under "
                                   "/usr/lib/postgresql/*/bin")
     prefix, account = _run_as()
+    _stop_orphans(bindir, prefix)
     # Under the system temp dir, not pytest's tmp_path: that one is 0700 root, unreadable to the
     # unprivileged server; and never inside the checkout (CI may mount it read-only).
     root = tempfile.mkdtemp(prefix="skillc-pg-")
@@ -153,12 +172,21 @@ def start_cluster() -> Cluster:
 
     run(str(bindir / "initdb"), "-D", data, "-U", SUPERUSER, "--auth=trust", "--no-sync",
         "--encoding=UTF8", "--no-instructions")
-    options = " ".join([
-        f"-c port={port}", "-c listen_addresses=127.0.0.1", f"-c unix_socket_directories={root}",
-        "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
-        "-c max_connections=200", "-c shared_buffers=32MB", "-c log_min_messages=warning",
-    ])
-    run(str(bindir / "pg_ctl"), "-D", data, "-l", log, "-w", "-t", str(_START_TIMEOUT), "-o", options, "start")
+    for attempt in range(3):  # the free port can be taken between probing and binding: try another
+        options = " ".join([
+            f"-c port={port}", "-c listen_addresses=127.0.0.1", f"-c unix_socket_directories={root}",
+            "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
+            "-c max_connections=200", "-c shared_buffers=32MB", "-c log_min_messages=warning",
+        ])
+        try:
+            run(str(bindir / "pg_ctl"), "-D", data, "-l", log, "-w", "-t", str(_START_TIMEOUT), "-o", options, "start")
+            break
+        except RuntimeError:
+            if attempt == 2 or "already in use" not in Path(log).read_text(errors="replace"):
+                raise
+            port = _free_port()
+    with open(os.path.join(root, "owner"), "w") as owner:  # lets a later run stop it if we die
+        owner.write(str(os.getpid()))
     cluster = Cluster(socket_dir=root, port=port)
 
     def stop() -> None:
