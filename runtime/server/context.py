@@ -167,6 +167,8 @@ class ServerContext:
                 self.adopt(session)
         if owner_of(session.platform) != identity.owner:
             raise ApiError("SESSION_FORBIDDEN", f"session {session_id} belongs to another caller")
+        if not self.lock_of(session_id).locked():  # no run here: what the store has is the newest
+            session = await self._current(identity, session)
         return session
 
     def _stale(self, session: Any) -> bool:
