@@ -143,6 +143,7 @@ async def main(turns: int) -> None:
         per_turn: list[float] = []
         units0, leases0 = counts.units, counts.leases
         for _ in range(turns):
+            model.requests.clear()
             model.load_turn(READS)
             m0, t0, start = in_model[0], in_tool[0], time.perf_counter()
             reply = await s.send("read article 17 and 18")
@@ -162,6 +163,7 @@ async def main(turns: int) -> None:
         tracemalloc.start()
         before = tracemalloc.take_snapshot()
         for _ in range(200):
+            model.requests.clear()  # the scripted model's own log of requests is not the runtime's memory
             model.load_turn(READS)
             await s.send("read article 17 and 18")
         after = tracemalloc.take_snapshot()
