@@ -220,3 +220,25 @@ def test_config_selects_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     with pytest.raises(ConfigError, match="postgresql://"):
         parse_config('[store]\nurl = "sqlite:///x.db"\n', tmp_path / "skillc.toml")
+
+
+def test_a_schema_named_in_the_url_holds_the_store(postgres_url: str) -> None:
+    """`?options=-csearch_path%3Dname` puts skillc's tables in that schema (one database, several
+    deployments), and `path` (what messages name) never shows a password."""
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA tenant_a")
+    store = open_store(postgres_url + "&options=-csearch_path%3Dtenant_a")
+    try:
+        with store.unit("s1") as uow:
+            uow.put_session(SessionState(id="s1", platform={}), 1.0)
+    finally:
+        store.close()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        where = conn.execute("SELECT DISTINCT table_schema FROM information_schema.tables "
+                             "WHERE table_name IN ('sessions', 'leases', 'skillc_schema')").fetchall()
+    assert where == [("tenant_a",)]
+    from skillc.runtime.store.postgres import _redact
+
+    assert _redact("postgresql://app:s3cret@db:5432/skillc") == "postgresql://app:***@db:5432/skillc"
