@@ -19,7 +19,8 @@ from skillc.runtime.server.interrupts import interrupt_of
 from skillc.runtime.server.runs import RunLog
 
 _RESULT_FIELDS = ("ok", "error", "code", "evidence", "status", "business_ok", "message")
-_SNAPSHOT_AFTER = {"task.planned", "node.finished", "node.suspended", "node.skipped", "task.finished"}
+# A suspension or a task's end is always the end of the turn, whose final snapshot follows.
+_SNAPSHOT_AFTER = {"task.planned", "node.finished", "node.skipped"}
 
 
 def _ms() -> int:
