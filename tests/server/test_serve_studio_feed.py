@@ -49,3 +49,22 @@ def test_garbage_keeps_the_last_good_studio(tmp_path: Path) -> None:
     status = feed.status()
     assert status["ok"] and status["stale"] and status["skills"] == len(good["skills"]) and status["version"] == good["version"]
     assert json.dumps(status)  # /readyz can say so
+
+
+def test_studio_serve_exposes_a_sqlite_studio(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from skillc.commands.studio import make_app
+    from skillc.compiler.sources import write_studio_sqlite
+
+    db = tmp_path / "studio.sqlite"
+    write_studio_sqlite(load_studio(ROOT / "examples" / "studio"), db)
+    client = TestClient(make_app(db))
+    first = client.get("/studio")
+    doc = first.json()
+    assert first.status_code == 200 and doc["format"] == "skillc.studio/1"
+    assert doc == document(load_studio(ROOT / "examples" / "studio"))  # the same studio, whichever source
+    assert first.headers["etag"] == f'"{doc["version"]}"'
+    assert client.get("/studio", headers={"If-None-Match": first.headers["etag"]}).status_code == 304
+    lifecycle = next(s for s in doc["skills"] if s["skill_key"] == "cms.article.lifecycle")
+    assert lifecycle["tools"] == ["cms_space_list", "cms_article_create"] and len(lifecycle["sha256"]) == 64
