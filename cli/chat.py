@@ -11,9 +11,11 @@ import json
 import os
 import signal
 import sys
-import tempfile
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Callable
+
+from skillc.runtime.errors import SkillcError
 
 HELP_TEXT = """\
 Type a message for your agents. While a write waits for approval, answer y (confirm),
@@ -22,7 +24,7 @@ answer y or n (did it take effect?). Commands: /session (the id to resume with),
 /help, /quit."""
 
 
-class ChatError(Exception):
+class ChatError(SkillcError):
     """Chat cannot start: bad configuration, no studio, no model."""
 
 
@@ -60,8 +62,7 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     """The interactive loop; `read(prompt)` raises EOFError at the end of input."""
     from skillc.render import Renderer
     from skillc.runtime.config import load_config
-    from skillc.runtime.session import Runtime
-    from skillc.runtime.mcp.gateway import McpGateway
+    from skillc.runtime import open_runtime
     from skillc.runtime.model.openai import OpenAIChatModel
     from skillc.runtime.store import Store
     from skillc.runtime.config import ConfigError
@@ -112,15 +113,18 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
         raise ChatError(f"no session {args.session!r} in {store_path} (start without --session for a new one)")
     renderer = Renderer(write, color=args.color)
     trace.listeners.append(renderer.event)
-    tmp = tempfile.mkdtemp(prefix="skillc-chat-")
-    servers = {name: spec.with_tmp(tmp) for name, spec in config.mcp.servers.items()}
-    gateway = McpGateway(servers, timeout=config.mcp.timeout, connect_timeout=config.mcp.connect_timeout)
+    # open_runtime starts the MCP servers of the config (and stops them at the end); the studio,
+    # model, store and trace made above stay ours to close.
+    opened = AsyncExitStack()
     try:
-        await gateway.start()
+        runtime = await opened.enter_async_context(open_runtime(
+            config, studio=studio, model=model, store=store, trace=trace, on_progress=renderer.progress))
     except GatewayConfigError as exc:  # e.g. two servers serve one tool name
         store.close()
         trace.close()
         raise ChatError(f"MCP servers: {exc}") from None
+    gateway = runtime.gateway
+    servers = config.mcp.servers
     # An unreachable server was logged by the gateway; what no server serves is said here, before
     # the user approves a write that could only fail.
     counts: dict[str, int] = {}
@@ -130,7 +134,6 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
         write(f"MCP server {name}: {counts.get(name, 0)} tools")
     for line in unserved_tools(studio, gateway.catalog, bool(gateway.unreachable_servers)):
         write(f"warning: {line}")
-    runtime = Runtime(studio, gateway, model, store, config.settings, trace=trace, on_progress=renderer.progress)
     session = None
     try:
         session = await runtime.open_session(platform, session_id=args.session)
@@ -177,7 +180,7 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
             write(f"\ninterrupted; resume with: skillc chat --session {session.id}")
         raise
     finally:
-        await gateway.aclose()
+        await opened.aclose()
         store.close()
         trace.close()
         await model.aclose()

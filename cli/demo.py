@@ -58,12 +58,10 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
     """Run the demo conversation; returns the exit status."""
     from skillc.compiler.build import compile_studio
     from skillc.render import Renderer
-    from skillc.runtime.config import McpServerConfig, Settings
-    from skillc.runtime.session import Runtime
+    from skillc.runtime import open_runtime
+    from skillc.runtime.config import Config, McpConfig, McpServerConfig, Settings
     from skillc.runtime.loader import load_compiled
-    from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
-    from skillc.runtime.store import Store
     from skillc.runtime.trace import TraceWriter
 
     renderer = Renderer(write, color=color)
@@ -78,21 +76,18 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
         trace = TraceWriter(trace_path, keep=True)
         trace.listeners.append(renderer.event)
         write("starting the example CMS MCP server (a real process over stdio) …")
-        gateway = McpGateway({"cms": server}, timeout=timeout, on_invoked=None)
-        await gateway.start()
-        if gateway.unreachable_servers:
-            await gateway.aclose()
-            trace.close()
-            reason = "; ".join(gateway.unreachable_servers.values())
-            write(f"error: the example CMS server did not start: {reason}")
-            return 1
-        write(f"  {len(gateway.catalog)} tools")
-        store = Store(Path(tmp) / "store.sqlite")
         model = ScriptedModel()
+        config = Config(mcp=McpConfig(timeout=timeout))
         settings = Settings.from_mapping({"state.write-confirm-bypass-tools": ["cms_tag_add"]})
-        runtime = Runtime(load_compiled(Path(tmp) / "compiled"), gateway, model, store, settings, trace=trace,
-                          on_progress=renderer.progress, seed=1)
-        try:
+        async with open_runtime(config, studio=load_compiled(Path(tmp) / "compiled"), servers={"cms": server},
+                                store=Path(tmp) / "store.sqlite", model=model, trace=trace, settings=settings,
+                                on_progress=renderer.progress, seed=1) as runtime:
+            if runtime.gateway.unreachable_servers:
+                reason = "; ".join(runtime.gateway.unreachable_servers.values())
+                write(f"error: the example CMS server did not start: {reason}")
+                trace.close()
+                return 1
+            write(f"  {len(runtime.gateway.catalog)} tools")
             session = await runtime.open_session(PLATFORM, session_id="demo")
             for number, turn in enumerate(SCRIPT, 1):
                 write("")
@@ -104,10 +99,7 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
                 else:
                     await session.answer(turn["answer"])
                 model.finish_turn()
-        finally:
-            await gateway.aclose()
-            store.close()
-            trace.close()
+        trace.close()
     failures = [e for e in trace.events if e["type"] == "error"]
     write("")
     write(f"trace written to {trace_path} ({len(trace.events)} events)")

@@ -15,7 +15,8 @@ import tempfile
 import traceback
 
 # Order is the order of `skillc --help`.
-COMMANDS: tuple[str, ...] = ("check", "compile", "diff", "schema", "graph", "explain", "scenario", "demo", "chat", "serve", "studio", "audit")
+COMMANDS: tuple[str, ...] = ("check", "compile", "diff", "schema", "graph", "explain", "scenario", "demo", "chat", "serve",
+                             "studio", "audit", "model-stub")
 
 EPILOG = """\
 typical use:
@@ -55,9 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
-            module = importlib.import_module(f"skillc.commands.{name}")
+            module = importlib.import_module(f"skillc.commands.{name.replace('-', '_')}")
         except ModuleNotFoundError as exc:
-            if exc.name == f"skillc.commands.{name}":
+            if exc.name == f"skillc.commands.{name.replace('-', '_')}":
                 continue  # a command not built yet
             raise
         cmd = sub.add_parser(

@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
+from skillc.runtime.errors import SkillcError
+
 DEFAULT_PATTERNS = ["*.scenario.yaml"]
 
 
-class ScenarioFailed(Exception):
+class ScenarioFailed(SkillcError):
     """A scenario's expectations did not hold; the message is the runner's report."""
 
 

@@ -26,6 +26,7 @@ import jinja2
 
 from skillc import __version__
 from skillc.compiler import ir
+from skillc.runtime.errors import SkillcError
 
 # Bump when the generated code changes for the same input, so incremental builds regenerate.
 CODEGEN_REVISION = 2
@@ -38,7 +39,7 @@ _MAX_LITERAL_DEPTH = 40
 _ROOT_OF_PREFIX = {"inputs": "ctx.inputs", "outputs": "ctx.outputs", "shared": "ctx.shared", "session": "ctx.session"}
 
 
-class UnsafeLiteral(ValueError):
+class UnsafeLiteral(SkillcError, ValueError):
     """A contract value that cannot be written as a literal of a whitelisted type."""
 
 

@@ -14,6 +14,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from skillc.compiler import ir
+from skillc.runtime.errors import SkillcError
 
 Where = Literal["arg", "input", "verify"]
 ExprKind = Literal["syntax", "prefix", "platform", "call"]
@@ -30,7 +31,7 @@ _TERMINAL_NAMES: dict[str, str] = {
 }
 
 
-class ExprError(ValueError):
+class ExprError(SkillcError, ValueError):
     """An expression or path that cannot be used; `column` is 1-based inside the expression text.
 
     `kind` says which rule it breaks: "syntax" (malformed), "prefix" (§9 unknown prefix, load

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from skillc.compiler import ir
+from skillc.runtime.errors import SkillcError
 
 AGENT_FIELDS = ("agent_code", "agent_name", "identity_desc", "mission_desc", "boundary_desc", "style_desc", "principle_desc", "status")
 SKILL_FIELDS = ("skill_key", "skill_name", "semantic_desc", "skill_manual", "skill_contract", "status")
@@ -54,7 +55,7 @@ CREATE TABLE skill_tool_binding (
 """
 
 
-class SourceError(Exception):
+class SourceError(SkillcError):
     """A studio source that cannot be read at all (missing, unreadable, malformed)."""
 
 

@@ -1,37 +1,35 @@
-"""Deploy time: loader, chain, gate, evidence, builtins, node, planner, store, MCP, models, trace.
+"""Deploy time: sessions, tasks, nodes, the tool-call chain, evidence, store, MCP, models, trace.
 
-The public API is small: `load_compiled` a studio, build a `Runtime` over an MCP gateway, a model,
-a `Store` and `Settings`, `open_session` with a platform identity, then `send` messages and
-`answer` decisions; every step is a trace event (`Runtime.trace`, listeners welcome). Nothing here
-imports the compiler or Lark.
+The public API is small: `async with open_runtime(config or parts) as rt:` (or build a `Runtime`
+over an MCP gateway, a model, a `Store` and `Settings`), `open_session` with a platform identity,
+then `send` messages and `answer` decisions; every step is a trace event (`Runtime.trace`,
+listeners welcome). Every error skillc raises is a `SkillcError`. Nothing here imports the
+compiler or Lark.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-__all__ = ["Reply", "Runtime", "Session", "Settings", "Store", "TraceWriter", "load_compiled"]
+__all__ = ["Reply", "Runtime", "Session", "Settings", "SkillcError", "Store", "TraceWriter", "load_compiled",
+           "open_runtime"]
+
+# Lazy, so `import skillc.runtime.support` from a generated module stays cheap: name -> module.
+_HOME = {
+    "Reply": "skillc.runtime.tasks",
+    "Runtime": "skillc.runtime.session",
+    "Session": "skillc.runtime.session",
+    "Settings": "skillc.runtime.config",
+    "SkillcError": "skillc.runtime.errors",
+    "Store": "skillc.runtime.store",
+    "TraceWriter": "skillc.runtime.trace",
+    "load_compiled": "skillc.runtime.loader",
+    "open_runtime": "skillc.runtime.opener",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy, so `import skillc.runtime.support` from a generated module stays cheap.
-    if name in ("Reply", "Runtime", "Session"):
-        from skillc.runtime import session
-
-        return getattr(session, name)
-    if name == "Settings":
-        from skillc.runtime.config import Settings
-
-        return Settings
-    if name == "Store":
-        from skillc.runtime.store import Store
-
-        return Store
-    if name == "TraceWriter":
-        from skillc.runtime.trace import TraceWriter
-
-        return TraceWriter
-    if name == "load_compiled":
-        from skillc.runtime.loader import load_compiled
-
-        return load_compiled
-    raise AttributeError(name)
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(name)
+    return getattr(importlib.import_module(home), name)

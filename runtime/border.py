@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from skillc.runtime.errors import SkillcError
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BITS_PER_DIGIT = math.log2(10)
 
@@ -34,7 +36,7 @@ class Limits:
 DEFAULT = Limits()
 
 
-class Refused(ValueError):
+class Refused(SkillcError, ValueError):
     """A value the border does not let in: `reason` is unicode | depth | number | string | size | json."""
 
     def __init__(self, reason: str, where: str, detail: str) -> None:

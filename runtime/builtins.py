@@ -15,11 +15,12 @@ from skillc.runtime.completion import finish_check, output_source_ok
 from skillc.runtime.context import NodeContext
 from skillc.runtime.model.base import ToolSpec
 from skillc.runtime.state import FollowUp, NodeState
+from skillc.runtime.errors import ErrorName
+from skillc.runtime.vocab import PLATFORM_FIELDS, SideEffect, Source, Suspension
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
 
-PLATFORM_FIELDS = ("userId", "memberId", "name", "organId", "organName", "organType", "deptPath")
 
 
 def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -81,12 +82,12 @@ async def follow_up(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> C
     question = str(args.get("question") or "").strip()
     fields = args.get("expectedFields") or []
     if not question:
-        return reject("FOLLOW_UP_UNGROUNDED", "question is empty", "ask a concrete question")
+        return reject(ErrorName.FOLLOW_UP_UNGROUNDED, "question is empty", "ask a concrete question")
     if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
-        return reject("FOLLOW_UP_UNGROUNDED", "expectedFields must be a list of argument names", None)
+        return reject(ErrorName.FOLLOW_UP_UNGROUNDED, "expectedFields must be a list of argument names", None)
     done = node.answered
     if done and done.answered_turn == env.session.turn and done.question == question and sorted(done.expected_fields) == sorted(fields):
-        return reject("FOLLOW_UP_ANSWERED", "the user just answered this question",
+        return reject(ErrorName.FOLLOW_UP_ANSWERED, "the user just answered this question",
                       "use the answer: call the tool again with the value the user gave")
     module = env.skill_module(node.skill)
     if fields:
@@ -97,21 +98,21 @@ async def follow_up(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> C
                     user_ok.add(a.path)
                 if a.expected_evidence:
                     evidence_ok.add(a.path)
-        looked_up = any(e and e.completed and not e.empty and e.side_effect == "NONE"
+        looked_up = any(e and e.completed and not e.empty and e.side_effect == SideEffect.NONE
                         for e in (env.evidence.get(i) for i in node.evidence))
         bad = [f for f in fields if f not in user_ok and not (f in evidence_ok and looked_up)]
         if bad:
-            return reject("FOLLOW_UP_UNGROUNDED",
+            return reject(ErrorName.FOLLOW_UP_UNGROUNDED,
                           f"{', '.join(bad)} cannot be supplied by the user here",
                           "look the value up with a query tool instead, or fail")
     else:
         last = env.evidence.get(node.last_business or "")
         if last is None or not (last.empty or last.business_ok is False):
-            return reject("FOLLOW_UP_UNGROUNDED",
+            return reject(ErrorName.FOLLOW_UP_UNGROUNDED,
                           "a question without expectedFields is allowed only after a query came back empty or failed",
                           "name the arguments you need in expectedFields, or continue with the tools")
     node.follow_up = FollowUp(question=question, expected_fields=list(fields))
-    lifecycle.ask(node, "FOLLOW_UP")
+    lifecycle.ask(node, Suspension.FOLLOW_UP)
     return CallResult(ok=True, message="the question was sent to the user; wait for the answer", effect="suspend")
 
 
@@ -119,16 +120,16 @@ async def approval(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> Ca
     tool = str(args.get("toolName") or "")
     pending = node.pending
     if pending is None:
-        return reject("APPROVAL_NOT_GATED", "no write call is waiting for confirmation",
+        return reject(ErrorName.APPROVAL_NOT_GATED, "no write call is waiting for confirmation",
                       "call the write tool first; ask for approval only after APPROVAL_REQUIRED")
     if tool != pending.tool:
-        return reject("APPROVAL_TOOL_MISMATCH", f"the call waiting for confirmation is {pending.tool}, not {tool}",
+        return reject(ErrorName.APPROVAL_TOOL_MISMATCH, f"the call waiting for confirmation is {pending.tool}, not {tool}",
                       f"call builtin_node_approval with toolName \"{pending.tool}\"")
     summary = str(args.get("summary") or "").strip()
     pending.question = (summary + "\n" if summary else "") + pending.summary
     pending.asked = True
     pending.asked_at = env.now()
-    lifecycle.ask(node, "APPROVAL")
+    lifecycle.ask(node, Suspension.APPROVAL)
     return CallResult(ok=True, message="the user was asked to confirm", effect="suspend")
 
 
@@ -150,13 +151,13 @@ async def delegate(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> Ca
     key = str(args.get("skillKey") or "")
     objective = str(args.get("objective") or "")
     if key not in env.agent_skills():
-        return reject("SKILL_NOT_FOUND", f"no skill {key!r} in this agent", "delegate one of the skills offered")
+        return reject(ErrorName.SKILL_NOT_FOUND, f"no skill {key!r} in this agent", "delegate one of the skills offered")
     if key == node.skill or key not in env.agent_delegables() or node.depth >= env.settings.delegate_max_depth:
-        return reject("DELEGATE_FORBIDDEN", f"{key} cannot be delegated from here", "do the work with your own tools")
+        return reject(ErrorName.DELEGATE_FORBIDDEN, f"{key} cannot be delegated from here", "do the work with your own tools")
     for d in node.delegations:
         prior = env.task.nodes.get(d["node"])
         if d["skill"] == key and d["objective"] == objective and prior and prior.state in ("FAILED", "CANCELLED", "SKIPPED"):
-            return reject("DELEGATE_REPEATED", f"{key} was already delegated for this objective and ended {prior.state}",
+            return reject(ErrorName.DELEGATE_REPEATED, f"{key} was already delegated for this objective and ended {prior.state}",
                           "handle it yourself, ask the user, or fail")
     child = env.add_delegate(node, key, objective)
     return CallResult(ok=True, message=f"{key} runs first as node {child.id}; you continue when it ends",
@@ -170,15 +171,15 @@ async def output_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> 
     ref = args.get("sourceRef")
     module = env.skill_module(node.skill)
     if not isinstance(key, str) or not key.strip():
-        return reject("OUTPUT_PATH_INVALID", "output key is empty", "give the output key")
+        return reject(ErrorName.OUTPUT_PATH_INVALID, "output key is empty", "give the output key")
     if key in PLATFORM_FIELDS:
-        return reject("PLATFORM_FIELD_FORBIDDEN", f"{key} is a reserved platform field name", None)
+        return reject(ErrorName.PLATFORM_FIELD_FORBIDDEN, f"{key} is a reserved platform field name", None)
     spec = module.OUTPUTS.get(key)
     if module.OUTPUTS and spec is None:
-        return reject("OUTPUT_WRITE_FORBIDDEN", f"{key} is not a declared output",
+        return reject(ErrorName.OUTPUT_WRITE_FORBIDDEN, f"{key} is not a declared output",
                       f"declared outputs: {', '.join(module.OUTPUTS)}")
     if not module.OUTPUTS and not outputs_used(env, node):
-        return reject("OUTPUT_WRITE_FORBIDDEN", "this node has no outputs", None)
+        return reject(ErrorName.OUTPUT_WRITE_FORBIDDEN, "this node has no outputs", None)
     problem = _source_problem(env, node, spec, value, source, ref, args.get("sourcePath"))
     if problem:
         return reject(problem[0], problem[1], "set the output from evidence or another allowed source, with the exact value")
@@ -187,47 +188,51 @@ async def output_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> 
     return CallResult(ok=True, message=f"output {key} set")
 
 
+_OUTPUT_SOURCES = frozenset(Source) - {Source.MODEL}
+
+
 def _source_problem(env: SessionEnv, node: NodeState, spec: Any, value: Any, source: str, ref: Any,
                     path: Any) -> tuple[str, str] | None:
-    if source == "MODEL":
-        return "SOURCE_REJECT", "an output cannot come from MODEL"
-    if source not in ("USER", "EVIDENCE", "NODE_OUTPUT", "SHARED", "SESSION", "PRIOR_TASK", "CONTRACT", "PLATFORM"):
-        return "SOURCE_REJECT", f"unknown sourceType {source!r}"
+    if source == Source.MODEL:
+        return ErrorName.SOURCE_REJECT, "an output cannot come from MODEL"
+    if source not in _OUTPUT_SOURCES:
+        return ErrorName.SOURCE_REJECT, f"unknown sourceType {source!r}"
     if spec is not None and not output_source_ok(spec, source):
-        return "SOURCE_REJECT", f"{source} is not an allowed source of {spec.name}"
+        return ErrorName.SOURCE_REJECT, f"{source} is not an allowed source of {spec.name}"
     ctx = NodeContext(env, node)
-    if source == "EVIDENCE":
+    if source == Source.EVIDENCE:
         if not ref:
-            return "EVIDENCE_PATH_INVALID", "sourceRef (the evidence id) is empty"
+            return ErrorName.EVIDENCE_PATH_INVALID, "sourceRef (the evidence id) is empty"
         ev = env.evidence.get(str(ref))
         if ev is None or not ev.completed:  # §9: evidence is a business-successful call (empty counts)
-            return "SOURCE_REJECT", f"no successful evidence {ref}"
+            return ErrorName.SOURCE_REJECT, f"no successful evidence {ref}"
         parts = tuple(("i", int(p)) if p.isdigit() else ("k", p) for p in str(path or "").split(".") if p)
         found = rt.get_path(ev.response, parts)
         if found is rt.MISSING or rt.canonical(found) != rt.canonical(value):
-            return "SOURCE_REJECT", f"the value at {path!r} of {ref} is not {rt.canonical(value)}"
-    elif source == "CONTRACT":
+            return ErrorName.SOURCE_REJECT, f"the value at {path!r} of {ref} is not {rt.canonical(value)}"
+    elif source == Source.CONTRACT:
         if spec is None or not spec.has_constant or rt.canonical(spec.constant) != rt.canonical(value):
-            return "SOURCE_REJECT", "the value is not the contract's constant"
-    elif source == "USER" and not ctx.user_mentions(spec.name if spec else "", value):
-        return "SOURCE_REJECT", "the user did not say this value"
-    elif source == "PLATFORM" and not any(rt.canonical(v) == rt.canonical(value) for v in env.platform.values()):
-        return "SOURCE_REJECT", "the value is not a platform identity value"
-    elif source == "PRIOR_TASK" and not ctx.prior_has(value, None):
-        return "SOURCE_REJECT", "the value is not a known entity id"
-    elif source in ("NODE_OUTPUT", "SHARED", "SESSION"):
-        pool = {"NODE_OUTPUT": [ctx.inputs, ctx.outputs], "SHARED": [ctx.shared], "SESSION": [ctx.session]}[source]
+            return ErrorName.SOURCE_REJECT, "the value is not the contract's constant"
+    elif source == Source.USER and not ctx.user_mentions(spec.name if spec else "", value):
+        return ErrorName.SOURCE_REJECT, "the user did not say this value"
+    elif source == Source.PLATFORM and not any(rt.canonical(v) == rt.canonical(value) for v in env.platform.values()):
+        return ErrorName.SOURCE_REJECT, "the value is not a platform identity value"
+    elif source == Source.PRIOR_TASK and not ctx.prior_has(value, None):
+        return ErrorName.SOURCE_REJECT, "the value is not a known entity id"
+    elif source in (Source.NODE_OUTPUT, Source.SHARED, Source.SESSION):
+        pool = {Source.NODE_OUTPUT: [ctx.inputs, ctx.outputs], Source.SHARED: [ctx.shared],
+                Source.SESSION: [ctx.session]}[Source(source)]
         if not any(rt.canonical(value) in {rt.canonical(v) for v in m.values()} for m in pool):
-            return "SOURCE_REJECT", f"the value is not among the {source} values"
+            return ErrorName.SOURCE_REJECT, f"the value is not among the {source} values"
     if spec is not None and spec.has_constant and rt.canonical(spec.constant) != rt.canonical(value):
-        return "SOURCE_REJECT", "the value differs from the contract's constant"
+        return ErrorName.SOURCE_REJECT, "the value differs from the contract's constant"
     return None
 
 
 async def state_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     key = args.get("key")
     if not isinstance(key, str) or not key or key.startswith("_") or key in PLATFORM_FIELDS:
-        return reject("STATE_KEY_RESERVED", f"{key!r} is a reserved key", "use another key")
+        return reject(ErrorName.STATE_KEY_RESERVED, f"{key!r} is a reserved key", "use another key")
     node.scratch[key] = args.get("value")
     return CallResult(ok=True, message=f"{key} noted")
 
@@ -235,10 +240,10 @@ async def state_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> C
 async def evidence_get(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     eid = str(args.get("evidenceId") or "").strip()
     if not eid:
-        return reject("EVIDENCE_PATH_INVALID", "evidenceId is empty", "give an evidence id such as e1")
+        return reject(ErrorName.EVIDENCE_PATH_INVALID, "evidenceId is empty", "give an evidence id such as e1")
     ev = env.evidence.get(eid)
     if ev is None:
-        return reject("EVIDENCE_PATH_INVALID", f"no evidence {eid}", None)
+        return reject(ErrorName.EVIDENCE_PATH_INVALID, f"no evidence {eid}", None)
     return CallResult(ok=True, data={"tool": ev.tool, "status": ev.status, "businessOk": ev.business_ok,
                                      "response": ev.response})
 

@@ -15,16 +15,18 @@ from skillc.runtime import border
 from skillc.runtime import support as rt
 from skillc.runtime.context import NodeContext
 from skillc.runtime.errors import code_of
-from skillc.runtime.evidence import register, settle_success
+from skillc.runtime.evidence import UNSETTLED, register, settle_success
 from skillc.runtime.gate import approval_needed, approval_summary, idempotency_key
 from skillc.runtime.state import Evidence, NodeState, PendingApproval
 from skillc.runtime.trace import mask_args
+from skillc.runtime.errors import ErrorName
+from skillc.runtime.vocab import Action, EvidenceStatus, SideEffect
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
 
 # §14.4: which call failures leave a write's outcome uncertain.
-UNCERTAIN = frozenset({"TOOL_TIMEOUT", "TOOL_IO_ERROR", "MCP_RPC_ERROR", "TOOL_ERROR"})
+UNCERTAIN = frozenset({ErrorName.TOOL_TIMEOUT, ErrorName.TOOL_IO_ERROR, ErrorName.MCP_RPC_ERROR, ErrorName.TOOL_ERROR})
 MAX_DATA_CHARS = 4000
 
 
@@ -149,14 +151,14 @@ def object_args(raw: Any) -> tuple[dict[str, Any] | None, CallResult | None]:
         value = load_args(raw)
     except border.Refused as exc:
         if exc.reason == "json":
-            return None, reject("ARG_JSON_INVALID", f"arguments are {exc.detail}",
+            return None, reject(ErrorName.ARG_JSON_INVALID, f"arguments are {exc.detail}",
                                 "send the arguments as one JSON object", args=border.clean(raw))
         # invalid Unicode, nesting or numbers past the limits: refused here, once, so nothing
         # downstream (store, trace, prompts) ever holds such a value
-        return None, reject("ARG_REJECTED", f"arguments refused: {exc}",
+        return None, reject(ErrorName.ARG_REJECTED, f"arguments refused: {exc}",
                             "send plain JSON: valid text, shallow nesting, ordinary numbers", args=border.clean(raw))
     if not isinstance(value, dict):
-        return None, reject("ARG_REJECTED", "arguments must be a JSON object", "send the arguments as one JSON object",
+        return None, reject(ErrorName.ARG_REJECTED, "arguments must be a JSON object", "send the arguments as one JSON object",
                             args=value)
     return value, None
 
@@ -173,7 +175,7 @@ def step_arg_policy(c: Call) -> CallResult | None:
                if r not in exempt and (r not in c.args or c.args[r] is None)]
     if missing:
         # c.trace_args(): sensitive values never reach the trace, not even in a refusal.
-        return reject("ARG_REJECTED", f"missing required argument(s): {', '.join(missing)}",
+        return reject(ErrorName.ARG_REJECTED, f"missing required argument(s): {', '.join(missing)}",
                       "call again with every required argument", args=c.trace_args())
     return None
 
@@ -209,19 +211,19 @@ def step_param_contract(c: Call) -> CallResult | None:
         return None
     label = issue.label or _label(c, issue.param)
     args = c.trace_args()
-    if issue.action == "ASK_USER":
+    if issue.action == Action.ASK_USER:
         why = {"missing": f"{label} ({issue.param}) is missing",
                "enum": f"{label} ({issue.param}) is not one of the allowed values",
                "provenance": f"{label} ({issue.param}) must come from the user"}[issue.reason]
-        return reject("PARAM_PROVENANCE_ASK_USER", why,
+        return reject(ErrorName.PARAM_PROVENANCE_ASK_USER, why,
                       f"call builtin_node_follow_up to ask the user for {label} (expectedFields: [\"{issue.param}\"])", args)
-    if issue.action == "CALL_TOOL":
-        return reject("PARAM_PROVENANCE_CALL_TOOL", f"{label} ({issue.param}) is missing",
+    if issue.action == Action.CALL_TOOL:
+        return reject(ErrorName.PARAM_PROVENANCE_CALL_TOOL, f"{label} ({issue.param}) is missing",
                       f"call {issue.tool} first to look the value up, then call {c.tool} again", args)
-    if issue.action == "FAIL":
+    if issue.action == Action.FAIL:
         msg = issue.message or f"{label} ({issue.param}) is missing"
-        return reject("PARAM_PROVENANCE_FAIL", msg, f"call builtin_node_fail with the reason: {msg}", args)
-    return reject("PARAM_PROVENANCE_REJECTED",
+        return reject(ErrorName.PARAM_PROVENANCE_FAIL, msg, f"call builtin_node_fail with the reason: {msg}", args)
+    return reject(ErrorName.PARAM_PROVENANCE_REJECTED,
                   f"the value of {label} ({issue.param}) does not come from an allowed source; do not make values up",
                   "ask the user (builtin_node_follow_up), call a lookup tool first, or fail (builtin_node_fail)", args)
 
@@ -236,7 +238,7 @@ def step_fingerprint(c: Call) -> CallResult | None:
         # Name the limit: with `fingerprint-limit: 1` "called 1 times" read as if the refused
         # attempt were the first one.
         times = "once" if c.node.fp_count == 1 else f"{c.node.fp_count} times"
-        return reject("FINGERPRINT_TRIP",
+        return reject(ErrorName.FINGERPRINT_TRIP,
                       f"{c.tool} already succeeded {times} in a row with the same arguments (limit {limit}); "
                       "the node fails",
                       None, c.trace_args(), effect="fail")
@@ -245,7 +247,7 @@ def step_fingerprint(c: Call) -> CallResult | None:
 
 def step_write_gate(c: Call) -> CallResult | None:
     """Idempotency (§14.2) and approval (§14.1) for WRITE tools."""
-    if c.meta is None or c.meta.side_effect != "WRITE":
+    if c.meta is None or c.meta.side_effect != SideEffect.WRITE:
         return None
     env = c.env
     c.idem = idempotency_key(c.tool, c.meta, c.args)
@@ -255,10 +257,10 @@ def step_write_gate(c: Call) -> CallResult | None:
             return CallResult(ok=True, evidence=prev.id, status=prev.status, business_ok=prev.business_ok,
                               empty=prev.empty, replayed=True, data=prev.response, args=c.trace_args(),
                               message="this write already succeeded; its earlier result is returned, nothing was sent again")
-        if prev.status == "STARTED":
-            return reject("WRITE_IN_FLIGHT", f"the same write ({prev.id}) is in flight", "wait for its outcome", c.trace_args())
-        if prev.status in ("UNKNOWN", "UNKNOWN_PRE_CALL"):
-            return reject("WRITE_PENDING_VERIFY", f"the outcome of the same write ({prev.id}) is not known yet",
+        if prev.status == EvidenceStatus.STARTED:
+            return reject(ErrorName.WRITE_IN_FLIGHT, f"the same write ({prev.id}) is in flight", "wait for its outcome", c.trace_args())
+        if prev.status in UNSETTLED:
+            return reject(ErrorName.WRITE_PENDING_VERIFY, f"the outcome of the same write ({prev.id}) is not known yet",
                           "wait until it is verified; do not send it again", c.trace_args())
     if c.approved:
         return _confirmed_unchanged(c)
@@ -266,7 +268,7 @@ def step_write_gate(c: Call) -> CallResult | None:
         return None
     summary = approval_summary(c.meta, c.args)
     c.node.pending = PendingApproval(tool=c.tool, args=copy.deepcopy(c.args), summary=summary)
-    return reject("APPROVAL_REQUIRED", f"{c.tool} changes data and needs the user's confirmation",
+    return reject(ErrorName.APPROVAL_REQUIRED, f"{c.tool} changes data and needs the user's confirmation",
                   f"call builtin_node_approval with a short summary and toolName \"{c.tool}\"", c.trace_args())
 
 
@@ -280,7 +282,7 @@ def _confirmed_unchanged(c: Call) -> CallResult | None:
     if summary == pending.summary:
         return None
     c.node.pending = PendingApproval(tool=c.tool, args=copy.deepcopy(c.args), summary=summary)
-    return reject("APPROVAL_REQUIRED", f"the arguments of {c.tool} changed after the user confirmed; it was not sent",
+    return reject(ErrorName.APPROVAL_REQUIRED, f"the arguments of {c.tool} changed after the user confirmed; it was not sent",
                   f"call builtin_node_approval again with toolName \"{c.tool}\"", c.trace_args())
 
 
@@ -298,10 +300,10 @@ async def run_chain(env: SessionEnv, node: NodeState, tool: str, raw: Any, *, ap
         # its sensitive arguments stay masked in the trace.
         parsed = _parsed(raw)
         c.args = parsed if isinstance(parsed, dict) else {}
-        return reject("CATALOG_DENIED", f"{tool} is not callable from this node",
+        return reject(ErrorName.CATALOG_DENIED, f"{tool} is not callable from this node",
                       "use only the tools in your catalog", args=c.trace_args() if isinstance(parsed, dict) else parsed)
     c.ctx = NodeContext(env, node)
-    if c.meta is not None and c.meta.side_effect == "WRITE" and node.target is None:
+    if c.meta is not None and c.meta.side_effect == SideEffect.WRITE and node.target is None:
         node.target, node.target_claimed = tool, True  # §10.1 rule 3
     for step in BEFORE:
         result = step(c)
@@ -316,9 +318,9 @@ async def run_chain(env: SessionEnv, node: NodeState, tool: str, raw: Any, *, ap
 async def invoke(c: Call) -> CallResult:
     """The call itself, then ResponseContract, Evidence and the fingerprint count."""
     env, node, meta = c.env, c.node, c.meta
-    write = meta is not None and meta.side_effect == "WRITE"
+    write = meta is not None and meta.side_effect == SideEffect.WRITE
     ev = Evidence(id="", task=env.task.id if env.task else "", node=node.id, tool=c.tool, args=c.args,
-                  side_effect="WRITE" if write else "NONE", turn=env.session.turn, idem_key=c.idem)
+                  side_effect=SideEffect.WRITE if write else SideEffect.NONE, turn=env.session.turn, idem_key=c.idem)
     if write:
         register(env, ev)  # pre-registered and committed before the tool is called
         env.save()
@@ -330,18 +332,18 @@ async def invoke(c: Call) -> CallResult:
     if unreadable is not None:
         return _settle_unreadable(c, ev, write, unreadable, args)
     if outcome.error:
-        ev.status = "UNKNOWN" if write and outcome.error in UNCERTAIN else "FAILED"
+        ev.status = EvidenceStatus.UNKNOWN if write and outcome.error in UNCERTAIN else EvidenceStatus.FAILED
         ev.error = outcome.error
         node.fp_sig, node.fp_count = None, 0
         env.put_evidence(ev)
         node.last_business = ev.id
         settled = None
-        if write and ev.status == "FAILED":
-            settled = {"evidence": ev.id, "tool": c.tool, "status": "FAILED", "via": "call"}
-        hint = ("the outcome is unknown; it will be verified before anything else" if ev.status == "UNKNOWN"
+        if write and ev.status == EvidenceStatus.FAILED:
+            settled = {"evidence": ev.id, "tool": c.tool, "status": EvidenceStatus.FAILED, "via": "call"}
+        hint = ("the outcome is unknown; it will be verified before anything else" if ev.status == EvidenceStatus.UNKNOWN
                 else "the call failed; you may retry later, ask the user, or fail")
         return CallResult(ok=False, error=outcome.error, message=outcome.message, next=hint, evidence=ev.id,
-                          status=ev.status, args=args, effect="uncertain" if ev.status == "UNKNOWN" else None,
+                          status=ev.status, args=args, effect="uncertain" if ev.status == EvidenceStatus.UNKNOWN else None,
                           settled=settled)
     j = settle_success(env, ev, meta, outcome.response)
     node.last_business = ev.id
@@ -355,10 +357,10 @@ async def invoke(c: Call) -> CallResult:
     settled = {"evidence": ev.id, "tool": c.tool, "status": ev.status, "via": "call"} if write else None
     if not ev.business_ok:
         # §6.2 "取不到时": an absent, null or empty value (or a container) at the path is not found.
-        code = j.error_code if j is not None and _found(j.error_code) else code_of("TOOL_BUSINESS_FAILED")
+        code = j.error_code if j is not None and _found(j.error_code) else code_of(ErrorName.TOOL_BUSINESS_FAILED)
         msg = j.error_message if j is not None and _found(j.error_message, True) else _truncate(outcome.response)
         msg = msg if isinstance(msg, str) else _truncate(msg)
-        return CallResult(ok=False, error="TOOL_BUSINESS_FAILED", code=code, message=msg, evidence=ev.id,
+        return CallResult(ok=False, error=ErrorName.TOOL_BUSINESS_FAILED, code=code, message=msg, evidence=ev.id,
                           status=ev.status, business_ok=False, empty=ev.empty, data=outcome.response, args=args,
                           next="the business call failed: read the message, correct the request, ask the user or fail",
                           settled=settled)
@@ -380,13 +382,13 @@ def _settle_unreadable(c: Call, ev: Evidence, write: bool, why: str, args: Any) 
     too long): the call did complete, so a write is settled, not left uncertain; its business
     verdict is a failure saying why."""
     env, node = c.env, c.node
-    ev.status, ev.business_ok, ev.empty = "SUCCESS", False, None
+    ev.status, ev.business_ok, ev.empty = EvidenceStatus.SUCCESS, False, None
     ev.response = {"unreadable": why}
     env.put_evidence(ev)
     node.last_business = ev.id
     node.fp_sig, node.fp_count = None, 0
     settled = {"evidence": ev.id, "tool": c.tool, "status": ev.status, "via": "call"} if write else None
-    return CallResult(ok=False, error="TOOL_BUSINESS_FAILED", code=code_of("TOOL_BUSINESS_FAILED"),
+    return CallResult(ok=False, error=ErrorName.TOOL_BUSINESS_FAILED, code=code_of(ErrorName.TOOL_BUSINESS_FAILED),
                       message=f"the tool's answer cannot be read: {why}", evidence=ev.id, status=ev.status,
                       business_ok=False, args=args, settled=settled,
                       next="the answer was unreadable: do not assume the change was made; ask the user or fail")

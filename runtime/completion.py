@@ -4,6 +4,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skillc.runtime.state import OPEN_STATUSES, NodeState
+from skillc.runtime.errors import ErrorName
+from skillc.runtime.vocab import SideEffect, Source
 from skillc.runtime.indexes import evidence_index
 
 if TYPE_CHECKING:
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
 def write_tools(module: Any) -> set[str]:
     """The skill's write tools: sideEffect WRITE in contract.tools and in toolNames (§10.1)."""
     names = set(module.SKILL.tool_names)
-    return {t for t, m in module.TOOLS.items() if m.side_effect == "WRITE" and t in names}
+    return {t for t, m in module.TOOLS.items() if m.side_effect == SideEffect.WRITE and t in names}
 
 
 def resolve_target(module: Any, planned: str | None) -> str | None:
@@ -27,7 +29,7 @@ def resolve_target(module: Any, planned: str | None) -> str | None:
 
 def output_source_ok(spec: Any, source: str) -> bool:
     """An output's source is legal (§8): never MODEL; within `sources` when configured."""
-    if source == "MODEL":
+    if source == Source.MODEL:
         return False
     return not spec.sources or source in spec.sources
 
@@ -39,26 +41,26 @@ def _empty(value: Any) -> bool:
 def finish_check(env: SessionEnv, node: NodeState, output: Any) -> tuple[str, str] | None:
     """The first failing check of §10.2 as (error name, hint), or None when the node may finish."""
     if _empty(output) or (isinstance(output, str) and not output.strip()):
-        return "FINISH_MISSING_OUTPUT", "call builtin_node_finish with a non-empty output describing the result"
+        return ErrorName.FINISH_MISSING_OUTPUT, "call builtin_node_finish with a non-empty output describing the result"
     index = evidence_index(env)  # lookups, not scans of every record the node holds
     open_writes = [e for e in index.open_of(node.task, node.id) if e.status in OPEN_STATUSES]
     if open_writes:
-        return "FINISH_OPEN_EVIDENCE", f"write {open_writes[0].id} is not settled yet; wait for its verification"
+        return ErrorName.FINISH_OPEN_EVIDENCE, f"write {open_writes[0].id} is not settled yet; wait for its verification"
     module = env.skill_module(node.skill)
     for name, spec in module.OUTPUTS.items():
         if not spec.required:
             continue
         got = node.outputs.get(name)
         if got is None or _empty(got["value"]):
-            return "FINISH_OUTPUT_MISSING", f"write the required output {name} with builtin_output_set first"
+            return ErrorName.FINISH_OUTPUT_MISSING, f"write the required output {name} with builtin_output_set first"
         if not output_source_ok(spec, got["source"]):
-            return "FINISH_OUTPUT_SOURCE", f"output {name} has a source that is not allowed; set it again from an allowed source"
+            return ErrorName.FINISH_OUTPUT_SOURCE, f"output {name} has a source that is not allowed; set it again from an allowed source"
     if node.target:
         if not target_done(env, node):
-            return "FINISH_NEED_TARGET", f"the goal is the write {node.target}; it has not completed yet"
+            return ErrorName.FINISH_NEED_TARGET, f"the goal is the write {node.target}; it has not completed yet"
     elif not module.OUTPUTS and module.SKILL.tool_names:
         if not index.completed_in(node.task, node.id):
-            return "FINISH_NEED_BUSINESS", "call a business tool before finishing"
+            return ErrorName.FINISH_NEED_BUSINESS, "call a business tool before finishing"
     return None
 
 

@@ -40,6 +40,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from skillc.runtime.errors import SkillcError
+
 log = logging.getLogger(__name__)
 
 DEFAULT_CONFIG_NAME = "skillc.toml"
@@ -48,7 +50,7 @@ DEFAULT_CONFIG_NAME = "skillc.toml"
 DEFAULT_PLATFORM_HIDDEN: tuple[str, ...] = ("passportId", "clientId", "sessionType", "adminUser", "adminCompany")
 
 
-class ConfigError(ValueError):
+class ConfigError(SkillcError, ValueError):
     """A configuration file or settings mapping that cannot be used; the message names where."""
 
 

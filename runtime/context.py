@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from skillc.runtime import support as rt
 from skillc.runtime.indexes import entity_index, evidence_index
 from skillc.runtime.state import Evidence, NodeState
+from skillc.runtime.vocab import EvidenceStatus, NodeStatus
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -96,7 +97,7 @@ class NodeContext:
         for n in upstream_order(nodes, self.node):
             for eid in reversed(n.evidence):
                 ev = self.env.evidence.get(eid)
-                if ev is not None and ev.status == "SUCCESS" and ev.business_ok is not False:
+                if ev is not None and ev.status == EvidenceStatus.SUCCESS and ev.business_ok is not False:
                     yield ev
 
     def evidence_value(self, key: str, parts: tuple) -> Any:
@@ -151,7 +152,7 @@ class NodeContext:
     def upstream_output(self, parts: tuple) -> Any:
         nodes = self.env.task.nodes if self.env.task else {}
         for n in upstream_order(nodes, self.node)[1:]:
-            if n.state != "DONE":
+            if n.state != NodeStatus.DONE:
                 continue
             outputs = {k: v["value"] for k, v in n.outputs.items()}
             value = rt.get_path(outputs, parts)

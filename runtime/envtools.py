@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, Callable
 
+from skillc.runtime.errors import SkillcError
 from skillc.runtime.model.base import ToolSpec
 
 UTC = timezone.utc
@@ -28,7 +29,7 @@ MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "
                "September", "October", "November", "December")
 
 
-class EnvToolError(Exception):
+class EnvToolError(SkillcError):
     """Bad arguments to an env tool; the message names the argument and what was wrong."""
 
 

@@ -3,6 +3,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from skillc.runtime.vocab import Word
+
+
+class SkillcError(Exception):
+    """The base of every error skillc raises to its caller (compiler, runtime, CLI): catch it to
+    catch "anything skillc raised" in one clause."""
+
 
 @dataclass(frozen=True)
 class ErrorCode:
@@ -11,6 +18,51 @@ class ErrorCode:
     name: str
     code: str | None
     meaning: str
+
+
+class ErrorName(Word):
+    """Every error name of the table below (the model and the trace see these)."""
+
+    MCP_TOOL_ERROR = "MCP_TOOL_ERROR"
+    TOOL_BUSINESS_FAILED = "TOOL_BUSINESS_FAILED"
+    MCP_INVALID_PARAMS = "MCP_INVALID_PARAMS"
+    MCP_RPC_ERROR = "MCP_RPC_ERROR"
+    TOOL_TIMEOUT = "TOOL_TIMEOUT"
+    TOOL_UNREACHABLE = "TOOL_UNREACHABLE"
+    TOOL_IO_ERROR = "TOOL_IO_ERROR"
+    TOOL_ERROR = "TOOL_ERROR"
+    ARG_JSON_INVALID = "ARG_JSON_INVALID"
+    ARG_REJECTED = "ARG_REJECTED"
+    PARAM_PROVENANCE_FAIL = "PARAM_PROVENANCE_FAIL"
+    PARAM_PROVENANCE_CALL_TOOL = "PARAM_PROVENANCE_CALL_TOOL"
+    PARAM_PROVENANCE_ASK_USER = "PARAM_PROVENANCE_ASK_USER"
+    PARAM_PROVENANCE_REJECTED = "PARAM_PROVENANCE_REJECTED"
+    FINGERPRINT_TRIP = "FINGERPRINT_TRIP"
+    CATALOG_DENIED = "CATALOG_DENIED"
+    STATE_KEY_RESERVED = "STATE_KEY_RESERVED"
+    WRITE_PENDING_VERIFY = "WRITE_PENDING_VERIFY"
+    WRITE_IN_FLIGHT = "WRITE_IN_FLIGHT"
+    APPROVAL_REQUIRED = "APPROVAL_REQUIRED"
+    WRITE_CONTRACT_INCOMPLETE = "WRITE_CONTRACT_INCOMPLETE"
+    SOURCE_REJECT = "SOURCE_REJECT"
+    PLATFORM_FIELD_FORBIDDEN = "PLATFORM_FIELD_FORBIDDEN"
+    OUTPUT_PATH_INVALID = "OUTPUT_PATH_INVALID"
+    OUTPUT_WRITE_FORBIDDEN = "OUTPUT_WRITE_FORBIDDEN"
+    APPROVAL_NOT_GATED = "APPROVAL_NOT_GATED"
+    APPROVAL_TOOL_MISMATCH = "APPROVAL_TOOL_MISMATCH"
+    FOLLOW_UP_ANSWERED = "FOLLOW_UP_ANSWERED"
+    FOLLOW_UP_UNGROUNDED = "FOLLOW_UP_UNGROUNDED"
+    EVIDENCE_PATH_INVALID = "EVIDENCE_PATH_INVALID"
+    SKILL_NOT_FOUND = "SKILL_NOT_FOUND"
+    DELEGATE_FORBIDDEN = "DELEGATE_FORBIDDEN"
+    DELEGATE_REPEATED = "DELEGATE_REPEATED"
+    PROVIDER_UNAVAILABLE = "PROVIDER_UNAVAILABLE"
+    FINISH_MISSING_OUTPUT = "FINISH_MISSING_OUTPUT"
+    FINISH_OPEN_EVIDENCE = "FINISH_OPEN_EVIDENCE"
+    FINISH_OUTPUT_MISSING = "FINISH_OUTPUT_MISSING"
+    FINISH_OUTPUT_SOURCE = "FINISH_OUTPUT_SOURCE"
+    FINISH_NEED_TARGET = "FINISH_NEED_TARGET"
+    FINISH_NEED_BUSINESS = "FINISH_NEED_BUSINESS"
 
 
 _ROWS: tuple[tuple[str, str | None, str], ...] = (
@@ -58,14 +110,15 @@ _ROWS: tuple[tuple[str, str | None, str], ...] = (
 )
 
 ERRORS: dict[str, ErrorCode] = {name: ErrorCode(name, code, meaning) for name, code, meaning in _ROWS}
+assert set(ERRORS) == set(ErrorName), "ErrorName and the table must list the same names"
 
 
 def code_of(name: str | None) -> str | None:
-    """The spec's code for an error name (None for names the spec gives no code)."""
+    """The spec's code for an error name (None for no name, and for names the spec gives no
+    code). A name outside the table raises KeyError: a typo must not pass as "no code"."""
     if name is None:
         return None
-    row = ERRORS.get(name)
-    return row.code if row else None
+    return ERRORS[name].code
 
 
 def error(name: str) -> ErrorCode:
@@ -73,7 +126,7 @@ def error(name: str) -> ErrorCode:
     return ERRORS[name]
 
 
-class CallerError(Exception):
+class CallerError(SkillcError):
     """An error for the caller of the session API (CLI, HTTP service), never an observation the
     model sees and not a §17 tool code. `name` is what logs and the service show."""
 

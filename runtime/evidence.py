@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 from skillc.runtime import lifecycle
 from skillc.runtime import support as rt
 from skillc.runtime.state import Evidence, NodeState
+from skillc.runtime.vocab import EvidenceStatus, Suspension
+from skillc.runtime.vocab import SideEffect
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
 
-UNSETTLED = ("UNKNOWN", "UNKNOWN_PRE_CALL")
+UNSETTLED = (EvidenceStatus.UNKNOWN, EvidenceStatus.UNKNOWN_PRE_CALL)
 
 
 def register(env: SessionEnv, ev: Evidence, *, store: bool = True) -> None:
@@ -41,8 +43,8 @@ def reopen(evidence: Iterable[Evidence]) -> list[Evidence]:
     records changed."""
     changed = []
     for ev in evidence:
-        if ev.status == "STARTED":
-            ev.status = "UNKNOWN_PRE_CALL"
+        if ev.status == EvidenceStatus.STARTED:
+            ev.status = EvidenceStatus.UNKNOWN_PRE_CALL
             changed.append(ev)
     return changed
 
@@ -55,7 +57,7 @@ def index_entities(env: SessionEnv, entities: Iterable[dict[str, Any]]) -> None:
 def settle_success(env: SessionEnv, ev: Evidence, meta: rt.ToolMeta | None, response: Any) -> rt.Judgement | None:
     """Judge and extract a response that arrived: the evidence becomes SUCCESS (§6). Returns the
     response contract's verdict (None for a tool without a contract: no business judgement)."""
-    ev.status = "SUCCESS"
+    ev.status = EvidenceStatus.SUCCESS
     ev.response = response
     judgement = None
     if meta is None:
@@ -76,7 +78,7 @@ def settle_success(env: SessionEnv, ev: Evidence, meta: rt.ToolMeta | None, resp
 
 def settle_write(env: SessionEnv, node: NodeState, ev: Evidence, ok: bool, *, via: str, response: Any = None) -> None:
     """Settle an uncertain write as SUCCESS or FAILED and emit write.settled."""
-    ev.status = "SUCCESS" if ok else "FAILED"
+    ev.status = EvidenceStatus.SUCCESS if ok else EvidenceStatus.FAILED
     ev.business_ok = True if ok else None
     if response is not None and ok:
         ev.response = response
@@ -101,7 +103,7 @@ async def settle_open_writes(env: SessionEnv, node: NodeState) -> str | None:
         verify_meta = module.TOOLS.get(meta.verify_tool) if meta and meta.verify_tool else None
         # §6.4: the verify tool must be a NONE tool of contract.tools and in toolNames; otherwise
         # the write cannot be checked automatically and the user is asked.
-        if (verify_meta is not None and verify_meta.side_effect == "NONE" and meta.verify_args is not None
+        if (verify_meta is not None and verify_meta.side_effect == SideEffect.NONE and meta.verify_args is not None
                 and meta.verify_tool in module.SKILL.tool_names and meta.verify_tool in env.catalog):
             outcome = await env.call_tool(node, meta.verify_tool, meta.verify_args(ev.args))
             if not outcome.error and _storable(outcome.response):
@@ -109,7 +111,7 @@ async def settle_open_writes(env: SessionEnv, node: NodeState) -> str | None:
                 settle_write(env, node, ev, ok, via="verify", response=outcome.response)
                 continue
         node.verify_evidence = ev.id
-        lifecycle.ask(node, "VERIFY")
+        lifecycle.ask(node, Suspension.VERIFY)
         return lifecycle.suspend(env, node)
     return None
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from skillc.runtime import support as rt
 from skillc.runtime.trace import MASK
+from skillc.runtime.vocab import SideEffect
 
 
 def path_text(parts: tuple) -> str:
@@ -22,7 +23,7 @@ def path_text(parts: tuple) -> str:
 
 def approval_needed(tool: str, meta: rt.ToolMeta, settings: Any) -> bool:
     """Approval is bypassed only with confirm: false AND the tool in the bypass list (§4, §14.1)."""
-    if meta.side_effect != "WRITE":
+    if meta.side_effect != SideEffect.WRITE:
         return False
     return bool(meta.confirm) or tool not in settings.write_confirm_bypass_tools
 

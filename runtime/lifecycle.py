@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from skillc.runtime.gate import approval_summary
 from skillc.runtime.state import Evidence, NodeState
+from skillc.runtime.vocab import FINAL_NODE, NodeStatus, Suspension
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
 
-# Node states (and outcomes of node.run_node).
-DONE, FAILED, SUSPENDED, WAITING, CANCELLED = "DONE", "FAILED", "SUSPENDED", "WAITING", "CANCELLED"
-RUNNING, SKIPPED, PENDING = "RUNNING", "SKIPPED", "PENDING"
-FINAL = (DONE, FAILED, CANCELLED, SKIPPED)
+# Node states (and outcomes of node.run_node), by their short names.
+DONE, FAILED, SUSPENDED, WAITING = NodeStatus.DONE, NodeStatus.FAILED, NodeStatus.SUSPENDED, NodeStatus.WAITING
+CANCELLED, RUNNING, SKIPPED, PENDING = NodeStatus.CANCELLED, NodeStatus.RUNNING, NodeStatus.SKIPPED, NodeStatus.PENDING
+FINAL = FINAL_NODE
 
 
 def start(env: SessionEnv, node: NodeState, messages: list[dict[str, Any]]) -> None:
@@ -40,7 +41,7 @@ def run(node: NodeState) -> None:
     node.suspended = None
 
 
-def ask(node: NodeState, kind: str) -> None:
+def ask(node: NodeState, kind: Suspension) -> None:
     """Name the question a node is about to suspend on (FOLLOW_UP, APPROVAL, VERIFY)."""
     node.suspended = kind
 
@@ -56,11 +57,11 @@ def suspend(env: SessionEnv, node: NodeState) -> str:
     node.state = SUSPENDED
     kind = node.suspended
     fields: dict[str, Any] = {"kind": kind}
-    if kind == "FOLLOW_UP" and node.follow_up:
+    if kind == Suspension.FOLLOW_UP and node.follow_up:
         fields.update(question=node.follow_up.question, expected_fields=node.follow_up.expected_fields)
-    elif kind == "APPROVAL" and node.pending:
+    elif kind == Suspension.APPROVAL and node.pending:
         fields.update(question=node.pending.question, tool=node.pending.tool)
-    elif kind == "VERIFY":
+    elif kind == Suspension.VERIFY:
         ev = env.evidence.get(node.verify_evidence or "")
         fields.update(question=verify_question(env, node, ev), tool=ev.tool if ev else None)
     env.emit("node.suspended", node=node.id, **fields)
@@ -95,10 +96,10 @@ def verify_question(env: SessionEnv, node: NodeState, ev: Evidence | None) -> st
 
 def question_of(env: SessionEnv, node: NodeState) -> str:
     """The pending question of a suspended node."""
-    if node.suspended == "FOLLOW_UP" and node.follow_up:
+    if node.suspended == Suspension.FOLLOW_UP and node.follow_up:
         return node.follow_up.question
-    if node.suspended == "APPROVAL" and node.pending:
+    if node.suspended == Suspension.APPROVAL and node.pending:
         return node.pending.question
-    if node.suspended == "VERIFY":
+    if node.suspended == Suspension.VERIFY:
         return verify_question(env, node, env.evidence.get(node.verify_evidence or ""))
     return ""

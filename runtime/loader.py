@@ -24,11 +24,13 @@ from typing import Any
 
 import networkx as nx
 
+from skillc.runtime.errors import SkillcError
+
 MANIFEST = "manifest.json"
 _counter = itertools.count()
 
 
-class CompiledStudioError(RuntimeError):
+class CompiledStudioError(SkillcError, RuntimeError):
     """The compiled directory is missing, unreadable, or a module in it fails to import."""
 
 

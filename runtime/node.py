@@ -16,6 +16,7 @@ from skillc.runtime.lifecycle import DONE, FAILED, SUSPENDED, finish_node
 from skillc.runtime.model.base import ModelRequest, ToolCall
 from skillc.runtime.prompting import tool_specs
 from skillc.runtime.state import NodeState
+from skillc.runtime.errors import ErrorName
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -150,6 +151,6 @@ async def run_confirmed(env: SessionEnv, node: NodeState) -> str | None:
     assert pending is not None
     lifecycle.run(node)
     result = await run_chain(env, node, pending.tool, pending.args, approved=True)
-    node.pending = None if result.error != "APPROVAL_REQUIRED" else node.pending
+    node.pending = None if result.error != ErrorName.APPROVAL_REQUIRED else node.pending
     record(env, node, pending.tool, result, call_id=None)
     return after_call(env, node, result)

@@ -10,14 +10,16 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from skillc.runtime.completion import resolve_target, write_tools
+from skillc.runtime.errors import SkillcError
 from skillc.runtime.model.base import ModelRequest
 from skillc.runtime.prompting import render, render_for_message
+from skillc.runtime.errors import ErrorName
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
 
 
-class PlanningFailed(Exception):
+class PlanningFailed(SkillcError):
     """No task graph can be planned: `name` is the error name (e.g. PROVIDER_UNAVAILABLE)."""
 
     def __init__(self, name: str, message: str) -> None:
@@ -40,7 +42,7 @@ async def route(env: SessionEnv, message: str) -> tuple[str, str]:
     """(agent_code, via): `only` when one agent is loadable, else the model chooses by mission."""
     agents = env.loadable_agents()
     if not agents:
-        raise PlanningFailed("SKILL_NOT_FOUND", "no agent has a loadable skill")
+        raise PlanningFailed(ErrorName.SKILL_NOT_FOUND, "no agent has a loadable skill")
     if len(agents) == 1:
         return agents[0], "only"
     prompt = render("route.j2", agents=[_Obj(env.agent_profile(a)) for a in agents], message=message)
@@ -48,7 +50,7 @@ async def route(env: SessionEnv, message: str) -> tuple[str, str]:
     reply = await env.model.complete(ModelRequest("route", [{"role": "user", "content": prompt}], answer_schema=schema))
     choice = reply.choice.get("agent") if isinstance(reply.choice, dict) else reply.choice
     if choice not in agents:
-        raise PlanningFailed("SKILL_NOT_FOUND", f"the model routed to an unknown agent {choice!r}")
+        raise PlanningFailed(ErrorName.SKILL_NOT_FOUND, f"the model routed to an unknown agent {choice!r}")
     return choice, "model"
 
 
@@ -56,7 +58,7 @@ async def choose_skills(env: SessionEnv, agent: str, message: str) -> list[str]:
     """Candidate skills: the only one, or the model's choice over the skill catalog."""
     skills = env.agent_skills(agent)
     if not skills:
-        raise PlanningFailed("SKILL_NOT_FOUND", f"agent {agent} has no loadable skill")
+        raise PlanningFailed(ErrorName.SKILL_NOT_FOUND, f"agent {agent} has no loadable skill")
     if len(skills) == 1:
         return skills
     profile = env.agent_profile(agent)
@@ -178,7 +180,7 @@ def insert_providers(env: SessionEnv, agent: str, nodes: list[PlannedNode]) -> l
             if not provider:
                 continue
             if provider == n.skill or provider not in skills:
-                raise PlanningFailed("PROVIDER_UNAVAILABLE",
+                raise PlanningFailed(ErrorName.PROVIDER_UNAVAILABLE,
                                      f"input {spec.name} of {n.skill} needs provider {provider}, which this agent cannot run")
             if spec.prefix in ("shared", "session") and env.value_exists(spec.prefix, spec.share_key):
                 continue

@@ -11,6 +11,7 @@ from skillc.runtime import builtins
 from skillc.runtime import support as rt
 from skillc.runtime.model.base import ToolSpec
 from skillc.runtime.state import NodeState
+from skillc.runtime.vocab import Source
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -56,10 +57,10 @@ def arg_rule(a: rt.ArgMeta) -> str:
         return "filled by the runtime" + (" (platform identity)" if a.platform else "")
     if not a.sources:
         return "bound by the runtime only; any value you give is refused"
-    if "MODEL" in a.sources:
+    if Source.MODEL in a.sources:
         return "you may fill it"
-    names = {"USER": "the user's words", "EVIDENCE": "a tool result", "NODE_OUTPUT": "the node's inputs/outputs",
-             "SHARED": "shared task values", "SESSION": "session values", "PRIOR_TASK": "an entity of an earlier task"}
+    names = {"USER": "the user's words", Source.EVIDENCE: "a tool result", Source.NODE_OUTPUT: "the node's inputs/outputs",
+             Source.SHARED: "shared task values", Source.SESSION: "session values", Source.PRIOR_TASK: "an entity of an earlier task"}
     return "must come from " + " or ".join(names.get(s, s) for s in a.sources if s in names)
 
 

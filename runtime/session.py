@@ -12,6 +12,7 @@ import logging
 import random
 import time
 from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Callable
 
 from skillc.runtime import evidence as evidence_
@@ -60,6 +61,30 @@ class Runtime:
         # passes its own callback with each call, so concurrent sessions never mix their events.
         # A gateway with its own callback (or none at all, a test double) is left alone.
         self.reports_invocations = getattr(gateway, "on_invoked", "absent") is None
+
+    @staticmethod
+    def from_config(config: Any = None, **parts: Any) -> AbstractAsyncContextManager[Runtime]:
+        """`async with Runtime.from_config("skillc.toml") as rt:`, the same as `open_runtime`."""
+        from skillc.runtime.opener import open_runtime
+
+        return open_runtime(config, **parts)
+
+    async def aclose(self) -> None:
+        """Close the parts this runtime was built with (gateway, model, store, trace)."""
+        for part in (self.gateway, self.model):
+            closer = getattr(part, "aclose", None)
+            if closer is not None:
+                await closer()
+        for part in (self.store, self.trace):
+            closer = getattr(part, "close", None)
+            if closer is not None:
+                closer()
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def open_session(self, platform: dict[str, Any] | None = None, session_id: str | None = None) -> "Session":
         """A new session, or an existing one reopened from the store (its STARTED writes become

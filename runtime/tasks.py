@@ -16,6 +16,7 @@ from skillc.runtime.node import run_node
 from skillc.runtime.planner import PlannedNode
 from skillc.runtime.prompting import step_messages
 from skillc.runtime.state import NodeState, TaskState
+from skillc.runtime.vocab import NodeKind, NodeStatus, Share, TaskStatus
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -43,7 +44,7 @@ def add_planned(env: SessionEnv, nodes: list[PlannedNode], how: str) -> None:
     for p in nodes:
         # §1.2: a provider node is titled by its skill's semantic_desc (skill_name when empty)
         meta = env.skill_module(p.skill).SKILL
-        title = (meta.semantic_desc or meta.name) if p.kind == "provider" else ""
+        title = (meta.semantic_desc or meta.name) if p.kind == NodeKind.PROVIDER else ""
         task.nodes[p.node] = NodeState(id=p.node, task=task.id, skill=p.skill, kind=p.kind, deps=list(p.deps),
                                        target=p.target, objective=title)
         task.order.append(p.node)
@@ -80,7 +81,7 @@ def _next_node(task: TaskState) -> NodeState | None:
 async def execute(env: SessionEnv) -> Reply:
     """Run the active task's nodes until it ends or a node suspends."""
     task = _task(env)
-    task.state = "RUNNING"
+    task.state = TaskStatus.RUNNING
     while True:
         node = _next_node(task)
         if node is None:
@@ -94,10 +95,10 @@ async def execute(env: SessionEnv) -> Reply:
             env.save()
         outcome = await run_node(env, node)
         if outcome == lifecycle.SUSPENDED:
-            task.state = "SUSPENDED"
+            task.state = TaskStatus.SUSPENDED
             return Reply(question_of(env, node), True, node.suspended, task.id)  # the turn saves
         env.save()
-        if node.kind == "delegate" and node.state in FINAL and node.parent:
+        if node.kind == NodeKind.DELEGATE and node.state in FINAL and node.parent:
             parent = task.nodes[node.parent]
             text = node.output_text if node.state == lifecycle.DONE else node.reason
             parent.messages.append({"role": "user", "content": f"[delegate {node.id} {node.skill}] ended "
@@ -110,13 +111,13 @@ def start_node(env: SessionEnv, node: NodeState) -> bool:
     task = _task(env)
     for d in node.deps:
         dep = task.nodes[d]
-        if dep.kind != "delegate" and dep.state in ("FAILED", "CANCELLED"):
-            finish_node(env, node, "FAILED", reason=f"dependency {d} ended {dep.state}")
+        if dep.kind != NodeKind.DELEGATE and dep.state in (NodeStatus.FAILED, NodeStatus.CANCELLED):
+            finish_node(env, node, NodeStatus.FAILED, reason=f"dependency {d} ended {dep.state}")
             return False
     module = env.skill_module(node.skill)
-    if node.kind == "provider":
+    if node.kind == NodeKind.PROVIDER:
         shared = [o for o in module.OUTPUTS.values() if o.share]
-        pools = {"TASK": task.shared, "SESSION": env.session.values}
+        pools = {Share.TASK: task.shared, Share.SESSION: env.session.values}
         if shared and all(rt.has_value(pools[o.share].get(o.name, rt.MISSING)) for o in shared):
             lifecycle.skip(env, node, "all its shared outputs exist")
             return False
@@ -129,15 +130,15 @@ def finish_task(env: SessionEnv) -> Reply:
     """End the task: FAILED when a planned node failed, else DONE with the sinks' outputs."""
     task = _task(env)
     failed = [task.nodes[n] for n in task.order
-              if task.nodes[n].kind != "delegate" and task.nodes[n].state in ("FAILED", "CANCELLED")]
+              if task.nodes[n].kind != NodeKind.DELEGATE and task.nodes[n].state in (NodeStatus.FAILED, NodeStatus.CANCELLED)]
     if failed:
-        task.state, task.reason = "FAILED", failed[0].reason
-        env.emit("task.finished", state="FAILED", reason=task.reason)
+        task.state, task.reason = TaskStatus.FAILED, failed[0].reason
+        env.emit("task.finished", state=TaskStatus.FAILED, reason=task.reason)
         return Reply("Could not complete: " + "; ".join(f"{n.id}: {n.reason}" for n in failed), False, task=task.id)
-    task.state = "DONE"
-    env.emit("task.finished", state="DONE")
+    task.state = TaskStatus.DONE
+    env.emit("task.finished", state=TaskStatus.DONE)
     needed = {d for n in task.nodes.values() for d in n.deps}
-    sinks = [task.nodes[n] for n in task.order if n not in needed and task.nodes[n].state == "DONE"]
+    sinks = [task.nodes[n] for n in task.order if n not in needed and task.nodes[n].state == NodeStatus.DONE]
     return Reply("\n".join(n.output_text or "" for n in sinks) or "Done.", False, task=task.id)
 
 
@@ -147,9 +148,9 @@ def cancel_task(env: SessionEnv, reason: str) -> Reply:
     for nid in task.order:
         n = task.nodes[nid]
         if n.state not in FINAL:
-            finish_node(env, n, "CANCELLED", reason=reason)
-    task.state, task.reason = "CANCELLED", reason
-    env.emit("task.finished", state="CANCELLED", reason=reason)
+            finish_node(env, n, NodeStatus.CANCELLED, reason=reason)
+    task.state, task.reason = TaskStatus.CANCELLED, reason
+    env.emit("task.finished", state=TaskStatus.CANCELLED, reason=reason)
     return Reply(f"Cancelled: {reason}", False, task=task.id)
 
 
@@ -160,7 +161,7 @@ def add_delegate(env: SessionEnv, parent: NodeState, skill: str, objective: str)
     while f"d{count}" in task.nodes:  # a planned node may already be called d1
         count += 1
     task.counters["delegate"] = count
-    child = NodeState(id=f"d{count}", task=task.id, skill=skill, kind="delegate", depth=parent.depth + 1,
+    child = NodeState(id=f"d{count}", task=task.id, skill=skill, kind=NodeKind.DELEGATE, depth=parent.depth + 1,
                       parent=parent.id, objective=objective or f"Prerequisite for {parent.skill}",
                       target=resolve_target(env.skill_module(skill), None))
     task.nodes[child.id] = child
@@ -178,9 +179,9 @@ def share_outputs(env: SessionEnv, node: NodeState) -> None:
         spec = module.OUTPUTS.get(key)
         if spec is None:
             continue
-        if spec.share == "TASK":
+        if spec.share == Share.TASK:
             task.shared[key] = got["value"]
-        elif spec.share == "SESSION":
+        elif spec.share == Share.SESSION:
             env.session.values[key] = got["value"]
         if spec.entity is not None:
             index_entities(env, (dict(ent, task=task.id, node=node.id)

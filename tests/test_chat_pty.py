@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers.terminal import Terminal
 
-from skillc.runtime.model.fake_server import FakeOpenAIServer
+from skillc.model_stub import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 

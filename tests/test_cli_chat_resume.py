@@ -12,7 +12,7 @@ from pathlib import Path
 
 from helpers.terminal import Terminal
 
-from skillc.runtime.model.fake_server import FakeOpenAIServer
+from skillc.model_stub import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 APPROVAL_PROMPT = "confirm? [y]es / [n]o, reject / [c]ancel> "

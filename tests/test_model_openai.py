@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from skillc.runtime.model.base import ModelError, ModelRequest, ModelResponse, ToolCall, ToolSpec
-from skillc.runtime.model.fake_server import FakeOpenAIServer
+from skillc.model_stub import FakeOpenAIServer
 from skillc.runtime.model.openai import OpenAIChatModel, json_object_in_text
 
 MESSAGES = [{"role": "system", "content": "You are a test."}, {"role": "user", "content": "Create Spring"}]
@@ -265,11 +265,11 @@ def test_from_config_precedence_and_errors() -> None:
         OpenAIChatModel.from_config({**cfg, "timeout": True}, {})
 
 
-def test_fake_server_runs_as_a_module(tmp_path: Path) -> None:
+def test_model_stub_runs_as_a_command(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [{"answer": {"agent": "editor"}}]}))
     log = tmp_path / "requests.jsonl"
-    command = [sys.executable, "-m", "skillc.runtime.model.fake_server", "--port", "0",
+    command = [sys.executable, "-m", "skillc", "model-stub", "--port", "0",
                "--script", str(script), "--log", str(log)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as proc:
         try:

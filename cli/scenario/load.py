@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from skillc.runtime.errors import SkillcError
+
 SCENARIO_KEYS = ("name", "config", "platform", "studio", "tools", "servers", "turns", "final")
 TURN_KEYS = ("user", "answer", "at", "restart", "model", "expect", "absent")
 FINAL_KEYS = ("invocations",)
@@ -23,7 +25,7 @@ ANSWER_KEYS = {"decision": ("CONFIRM", "REJECT", "CANCEL"), "verified": (True, F
 Path_ = tuple[Any, ...]  # a place in the document: ("turns", 1, "answer")
 
 
-class ScenarioError(Exception):
+class ScenarioError(SkillcError):
     """The scenario file is unreadable or malformed; the message is one readable line."""
 
 

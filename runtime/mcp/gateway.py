@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skillc.runtime.config import McpServerConfig
+from skillc.runtime.errors import SkillcError
 from skillc.runtime.mcp.observe import CURRENT_CALL, CallRecord, Link, ObservedTransport, OnInvoked
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo, content_text, response_json
 from skillc.runtime.trace import call_hook
@@ -44,7 +45,7 @@ _JSONRPC_REQUEST_TIMEOUT = -32001
 _CLOSE_GRACE = 5.0  # seconds to let a connection (and a stdio server process) wind down
 
 
-class GatewayConfigError(Exception):
+class GatewayConfigError(SkillcError):
     """The servers cannot form one catalog (e.g. two servers list the same tool name)."""
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from skillc.runtime.errors import SkillcError
+
 Purpose = Literal["route", "intent", "plan", "step"]
 
 
@@ -53,7 +55,7 @@ class ModelResponse:
     choice: Any = None
 
 
-class ModelError(Exception):
+class ModelError(SkillcError):
     """The model could not answer (transport failure after retries, malformed reply, script mismatch)."""
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from skillc.runtime.errors import SessionBusy
+from skillc.runtime.errors import SessionBusy, SkillcError
 
 # code -> HTTP status. The only place these names are spelled.
 STATUS: dict[str, int] = {
@@ -27,7 +27,7 @@ STATUS: dict[str, int] = {
 }
 
 
-class ApiError(Exception):
+class ApiError(SkillcError):
     """An error answer: raise it in a handler, the app renders `{"error": {code, message, status}}`."""
 
     def __init__(self, code: str, message: str, *, status: int | None = None, **extra: Any) -> None:

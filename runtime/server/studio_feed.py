@@ -17,13 +17,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from skillc.runtime.errors import SkillcError
 from skillc.runtime.loader import MANIFEST, CompiledStudio, CompiledStudioError
 
 log = logging.getLogger("skillc.server.studio")
 FORMAT = "skillc.studio/1"
 
 
-class StudioUnavailable(Exception):
+class StudioUnavailable(SkillcError):
     """The studio source could not give a usable studio this time."""
 
 

@@ -30,13 +30,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from skillc.runtime.errors import SkillcError
 from skillc.runtime.state import Evidence, SessionState, TaskState
 
 # Version of the stored layout; a backend migrates older stores on open.
 SCHEMA_VERSION = 2
 
 
-class StoreError(Exception):
+class StoreError(SkillcError):
     """The store cannot be opened, is from a newer skillc, or cannot be used."""
 
 

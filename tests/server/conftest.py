@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from skillc.runtime.model.fake_server import FakeOpenAIServer
+from skillc.model_stub import FakeOpenAIServer
 from serve_harness import ALICE, BOB, ROOT, SECRET, Client, ServerThread, write_config
 
 

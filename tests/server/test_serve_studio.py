@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from skillc.commands.studio import make_app
-from skillc.runtime.model.fake_server import FakeOpenAIServer
+from skillc.model_stub import FakeOpenAIServer
 
 from serve_harness import ALICE, ROOT, SECRET, Client, ServerThread, write_config
 

@@ -1,4 +1,6 @@
-"""A fake OpenAI-compatible chat-completions server on loopback, playing canned responses in order.
+"""`skillc model-stub`: a fake OpenAI-compatible chat-completions server on loopback, playing
+canned responses in order, so `skillc chat` and `skillc serve` can be tried without a model, and
+tests can script the model over real HTTP.
 
 Each canned response is a mapping (JSON-friendly, so a script file can hold them):
 
@@ -12,7 +14,8 @@ Each canned response is a mapping (JSON-friendly, so a script file can hold them
 
 Any of them may add "status" and "headers" (e.g. {"status": 429, "headers": {"Retry-After": "0"}}).
 Every request is recorded. Start it from Python (`with FakeOpenAIServer(responses) as srv:
-srv.url`) or as `python -m skillc.runtime.model.fake_server --port P --script FILE.json`.
+srv.url`, `from skillc.model_stub import FakeOpenAIServer`) or as
+`skillc model-stub --port P --script FILE.json`.
 """
 from __future__ import annotations
 
@@ -265,13 +268,16 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve until SIGINT/SIGTERM; prints `fake-openai listening on <url>` once ready."""
-    parser = argparse.ArgumentParser(prog="python -m skillc.runtime.model.fake_server",
+    parser = argparse.ArgumentParser(prog="skillc model-stub",
                                      description="A fake OpenAI-compatible chat-completions server.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed)")
-    parser.add_argument("--script", help="JSON file of canned responses")
-    parser.add_argument("--log", help="append each request as a JSON line to this file")
-    args = parser.parse_args(argv)
+    from skillc.commands.model_stub import configure
+
+    configure(parser)
+    return serve(parser.parse_args(argv))
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve until SIGINT/SIGTERM; prints `fake-openai listening on <url>` once ready."""
     try:
         responses = load_script(args.script) if args.script else []
         log = open(args.log, "a", encoding="utf-8") if args.log else None  # noqa: SIM115 - lives until exit

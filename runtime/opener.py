@@ -1,0 +1,118 @@
+"""One way to open a runtime: `async with open_runtime(config or parts) as rt:`.
+
+`open_runtime` assembles a `Runtime` from a `skillc.toml` (a `Config` or its path) and/or parts
+given by the caller, opens what is missing (the MCP gateway, the store, the model) and closes on
+exit exactly what it opened; parts the caller passed stay the caller's. Callbacks are passed
+explicitly (`on_progress`, trace `listeners`); `mcp.invoked` events are reported per session.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillc.runtime.config import Config, ConfigError, Settings, load_config
+
+if TYPE_CHECKING:
+    from skillc.runtime.config import McpServerConfig
+    from skillc.runtime.model.base import Model
+    from skillc.runtime.session import Runtime
+    from skillc.runtime.store.base import Store
+    from skillc.runtime.trace import TraceWriter
+
+
+@asynccontextmanager
+async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
+                       studio: Any = None, gateway: Any = None, model: Model | None = None,
+                       store: Store | str | os.PathLike[str] | None = None, trace: TraceWriter | None = None,
+                       settings: Settings | None = None, servers: Mapping[str, McpServerConfig | Any] | None = None,
+                       listeners: Iterable[Callable[[dict[str, Any]], None]] = (),
+                       on_progress: Callable[[str, str], None] | None = None,
+                       clock: Callable[[], float] = time.time, seed: int | None = None,
+                       strict: bool = False) -> AsyncIterator[Runtime]:
+    """A running `Runtime`; everything it opened is closed when the block ends.
+
+    - `config`: a loaded `Config`, a path to a `skillc.toml`, or None (defaults).
+    - `studio`: a loaded studio (`load_compiled(dir)`); else `[studio] source` must be a compiled
+      directory (a studio source needs the compiler: compile it first).
+    - `gateway`: an MCP gateway (or a double); else one over `servers` or `[mcp.servers]`, started
+      here (servers that did not start are in `rt.gateway.unreachable_servers`).
+    - `model`: a model adapter; else the `[model]` adapter (`openai`, or `scripted`).
+    - `store`: a store or a path / postgresql:// URL; else `[store]` (`$SKILLC_STORE_URL` first).
+    - `trace`: a TraceWriter; else one kept in memory. `listeners` are added to it.
+    """
+    cfg = config if isinstance(config, Config) else load_config(config) if config is not None else Config()
+    async with AsyncExitStack() as stack:
+        from skillc.runtime.session import Runtime
+
+        if store is None or isinstance(store, (str, os.PathLike)):
+            store = _open_store(cfg.store.target() if store is None else store, stack)
+        if studio is None:
+            studio = _load_studio(cfg)
+        if gateway is None:
+            gateway = await _open_gateway(cfg, servers, stack)
+        if model is None:
+            model = _open_model(cfg, stack)
+        if trace is None:
+            from skillc.runtime.trace import TraceWriter
+
+            trace = TraceWriter()
+        trace.listeners.extend(listeners)
+        runtime = Runtime(studio, gateway, model, store, settings or cfg.settings, clock=clock, trace=trace,
+                          on_progress=on_progress, seed=seed, strict=strict)
+        yield runtime
+
+
+def _open_store(target: str | os.PathLike[str], stack: AsyncExitStack) -> Store:
+    from skillc.runtime.store import open_store
+
+    text = str(target)
+    if not text.startswith(("postgresql://", "postgres://")) and text != ":memory:":
+        Path(text).resolve().parent.mkdir(parents=True, exist_ok=True)
+    store = open_store(text)
+    stack.callback(store.close)
+    return store
+
+
+def _load_studio(cfg: Config) -> Any:
+    from skillc.runtime.loader import MANIFEST, load_compiled
+
+    source = cfg.studio.source
+    if not source:
+        raise ConfigError("no studio: pass studio= or set [studio] source to a compiled directory")
+    if not (Path(source) / MANIFEST).is_file():
+        raise ConfigError(f"[studio] source {source} is not a compiled directory; compile it first "
+                          "(`skillc compile`) or pass studio=")
+    return load_compiled(source)
+
+
+async def _open_gateway(cfg: Config, servers: Mapping[str, Any] | None, stack: AsyncExitStack) -> Any:
+    from skillc.runtime.mcp.gateway import McpGateway
+
+    if servers is None:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="skillc-mcp-"))
+        servers = {name: spec.with_tmp(tmp) for name, spec in cfg.mcp.servers.items()}
+    # on_invoked=None: the runtime reports each tools/call for the session that made it
+    gateway = McpGateway(servers, timeout=cfg.mcp.timeout, connect_timeout=cfg.mcp.connect_timeout, on_invoked=None)
+    await gateway.start()
+    stack.push_async_callback(gateway.aclose)
+    return gateway
+
+
+def _open_model(cfg: Config, stack: AsyncExitStack) -> Model:
+    if cfg.model.adapter == "scripted":
+        from skillc.runtime.model.scripted import ScriptedModel
+
+        return ScriptedModel()
+    from skillc.runtime.model.openai import OpenAIChatModel
+
+    # Only what the file sets: defaults such as api_key_env must not make a missing key an error.
+    model_cfg = {k: v for k, v in cfg.model.model_dump(exclude_defaults=True).items() if v is not None}
+    model_cfg.setdefault("base_url", os.environ.get("SKILLC_MODEL_BASE_URL") or cfg.model.base_url)
+    model = OpenAIChatModel.from_config(model_cfg, os.environ)
+    stack.push_async_callback(model.aclose)
+    return model

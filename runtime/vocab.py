@@ -1,0 +1,151 @@
+"""The spec's vocabulary, spelled once: the enums of §18, the platform fields of §11, and the
+runtime's own states. Members are `StrEnum`s, so they compare equal to the strings stored in
+traces, the store and generated modules (`Source.USER == "USER"`); the compiler may import them.
+
+Error names live in `errors.py` (`ErrorName`), with their codes.
+"""
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Word(StrEnum):
+    """A spec word: equal to, hashed, formatted and shown (`repr`) as its plain string, so records
+    holding one print and serialise exactly as before."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Source(Word):
+    """Where a value may come from (§5.3 sources, §8 output sources)."""
+
+    USER = "USER"
+    EVIDENCE = "EVIDENCE"
+    NODE_OUTPUT = "NODE_OUTPUT"
+    SHARED = "SHARED"
+    SESSION = "SESSION"
+    PRIOR_TASK = "PRIOR_TASK"
+    MODEL = "MODEL"
+    CONTRACT = "CONTRACT"
+    PLATFORM = "PLATFORM"
+
+
+class SideEffect(Word):
+    """A tool's side effect (§4)."""
+
+    NONE = "NONE"
+    WRITE = "WRITE"
+
+
+class Action(Word):
+    """What a missing or untrusted argument leads to (§5.5); REJECT is the runtime's own verdict."""
+
+    ASK_USER = "ASK_USER"
+    CALL_TOOL = "CALL_TOOL"
+    FAIL = "FAIL"
+    REJECT = "REJECT"
+
+
+class Op(Word):
+    """success.op (§6.1)."""
+
+    EQ = "EQ"
+    NE = "NE"
+    IN = "IN"
+    NOT_IN = "NOT_IN"
+    TRUTHY = "TRUTHY"
+    EXISTS = "EXISTS"
+
+
+class Mode(Word):
+    """A skill's mode (§3)."""
+
+    REACT = "REACT"
+    PLAN = "PLAN"
+
+
+class When(Word):
+    """from.when (§5.4)."""
+
+    ALWAYS = "ALWAYS"
+    UNIQUE = "UNIQUE"
+
+
+class Share(Word):
+    """outputs.share (§8)."""
+
+    TASK = "TASK"
+    SESSION = "SESSION"
+
+
+class EvidenceStatus(Word):
+    """An evidence record's status (§10.2, §14): a write is STARTED before its call."""
+
+    STARTED = "STARTED"
+    SUCCESS = "SUCCESS"
+    FAILED = "FAILED"
+    UNKNOWN = "UNKNOWN"
+    UNKNOWN_PRE_CALL = "UNKNOWN_PRE_CALL"
+
+
+class NodeStatus(Word):
+    """A node's state (see lifecycle.py for the transitions)."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+    DONE = "DONE"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    SKIPPED = "SKIPPED"
+
+
+class TaskStatus(Word):
+    """A task's state."""
+
+    RUNNING = "RUNNING"
+    SUSPENDED = "SUSPENDED"
+    DONE = "DONE"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+
+class Suspension(Word):
+    """What a suspended node waits for from the user (§12, §14.1, §14.3)."""
+
+    FOLLOW_UP = "FOLLOW_UP"
+    APPROVAL = "APPROVAL"
+    VERIFY = "VERIFY"
+
+
+class NodeKind(Word):
+    """Why a node is in the task graph: planned, a provider (§7) or a delegate (§15)."""
+
+    MAIN = "main"
+    PROVIDER = "provider"
+    DELEGATE = "delegate"
+
+
+class PlatformField(Word):
+    """The platform identity fields of §11 (reserved names: no output or scratch key may use one)."""
+
+    USER_ID = "userId"
+    MEMBER_ID = "memberId"
+    NAME = "name"
+    ORGAN_ID = "organId"
+    ORGAN_NAME = "organName"
+    ORGAN_TYPE = "organType"
+    DEPT_PATH = "deptPath"
+
+
+PLATFORM_FIELDS: frozenset[str] = frozenset(PlatformField)
+"""The platform field names, for membership tests."""
+
+OPEN_STATUSES: tuple[EvidenceStatus, ...] = (EvidenceStatus.STARTED, EvidenceStatus.UNKNOWN,
+                                             EvidenceStatus.UNKNOWN_PRE_CALL)
+"""A write whose outcome is not settled."""
+
+FINAL_NODE: tuple[NodeStatus, ...] = (NodeStatus.DONE, NodeStatus.FAILED, NodeStatus.CANCELLED, NodeStatus.SKIPPED)
+"""Node states that never change again."""
