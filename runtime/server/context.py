@@ -247,13 +247,16 @@ class ServerContext:
                 action, payload = "repeat", None
             else:
                 raise ApiError("NO_INPUT", "no new user message and nothing pending to answer")
+            # The id the session dedupes on: the user message's own, or for a resume this run's (the
+            # history sent with a resume holds old messages whose ids must not be reused).
+            client_id = message[0] if message is not None and not resume else f"run:{run_id}"
             run = RunLog(run_id=run_id, thread_id=thread_id, owner=identity.owner)
             self.runs.add(run)
         except BaseException:
             lock.release()
             raise
         run.task = asyncio.get_running_loop().create_task(
-            self._execute(run, session, action, payload, message[0] if message else None, lock))
+            self._execute(run, session, action, payload, client_id, lock))
         return run
 
     async def _current(self, identity: Identity, session: Any) -> Any:
@@ -288,7 +291,7 @@ class ServerContext:
             elif action == "answer":
                 # a decision re-sent under the same runId (its reply lost in a crash) is answered again,
                 # not applied twice (decision 21)
-                kwargs = {"client_message_id": f"run:{run.run_id}"} if self._answer_takes_id else {}
+                kwargs = {"client_message_id": message_id} if self._answer_takes_id and message_id else {}
                 reply = await session.answer(payload, **kwargs)
             else:  # the same question again, e.g. a re-sent message whose reply was lost
                 pending = session.pending()

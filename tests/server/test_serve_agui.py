@@ -112,7 +112,9 @@ def test_follow_up_then_reject(alice: Client, model: Any) -> None:
     assert follow["metadata"]["expected_fields"] == ["title"]
     model.add(call("cms_space_list"), call("cms_article_create", title="Autumn news", spaceId=3),
               call("builtin_node_approval", summary="Create Autumn news", toolName="cms_article_create"))
-    second = alice.run("fu", "fu-2", resume=resume(follow, {"text": "Autumn news"}))
+    # a client sends its history with the resume: the old message is not taken for a new one
+    second = alice.run("fu", "fu-2", "Create an article please", msg_id="fu-1.m",
+                       resume=resume(follow, {"text": "Autumn news"}))
     approval = second.interrupt
     assert approval["metadata"]["summary"] == "Title: Autumn news\nSpace: 3"
     third = alice.run("fu", "fu-3", resume=resume(approval, None, status="cancelled"))
