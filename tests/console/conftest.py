@@ -59,7 +59,7 @@ class LiveServer:
         self.thread.start()
         # uvicorn sets `started` once the lifespan ran and the socket serves; no polling sleep:
         # wait on the thread with a bounded join per check.
-        for _ in range(600):
+        for _ in range(3000):  # up to 150 s: the MCP server starts inside the lifespan (slow when the machine is busy)
             if self.server.started or self.failed or not self.thread.is_alive():
                 break
             self.thread.join(0.05)
@@ -126,6 +126,7 @@ base_url = {json.dumps(fake_model.url)}
 model = "fake"
 [mcp]
 timeout = {mcp_timeout or 30}
+connect_timeout = 120
 [mcp.servers.cms]
 command = {json.dumps(sys.executable)}
 args = {json.dumps(args)}
@@ -134,7 +135,16 @@ env = {{ {", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in env.items()
 {f'auth = "hmac"{chr(10)}secret = {json.dumps(secret)}' if secret else 'auth = "dev"'}
 trace_dir = {json.dumps(str(tmp / "traces"))}
 """, encoding="utf-8")
-    return LiveServer(create_app(config_path=str(config))).start()
+    server = LiveServer(create_app(config_path=str(config))).start()
+    # the CMS server must be up, or every test would fail later for an unclear reason
+    import httpx
+
+    ready = httpx.get(f"{server.url}/readyz", timeout=30).json()
+    cms = (ready.get("mcp") or {}).get("cms") or {}
+    if not cms.get("ok"):
+        server.stop()
+        raise RuntimeError(f"the CMS MCP server did not start for the console tests: {cms}")
+    return server
 
 
 @pytest.fixture(scope="module")

@@ -175,6 +175,28 @@ def test_follow_up_answered_inline_then_a_write_rejected(page_as: Any, fake_mode
     assert page.js_errors == []
 
 
+def test_cancel_on_an_approval_card_cancels_the_task(page_as: Any, fake_model: Any) -> None:
+    page = page_as(ALICE)
+    page.goto("/console/#/chat")
+    page.click("#new-session")
+    expect(page.locator("#session-id")).to_be_visible()
+    fake_model.add(
+        ROUTE_EDITOR,
+        call("cms_space_list", {}),
+        call("cms_article_create", {"title": "Winter news", "spaceId": 3}),
+        call("builtin_node_approval", {"summary": "Create Winter news", "toolName": "cms_article_create"}),
+    )
+    page.fill("#chat-input", "Please create an article titled Winter news")
+    page.click("#chat-send")
+    expect(page.locator(".card.open[data-kind=APPROVAL]")).to_be_visible()
+    page.locator(".card.open[data-kind=APPROVAL] [data-action=cancel]").click()
+    expect(page.locator(".card[data-kind=APPROVAL] .decided")).to_contain_text(re.compile(r"Cancelled by alice at "))
+    expect(page.locator(".msg.agent").last).to_contain_text("cancelled cms_article_create")
+    expect(page.locator("#task-box li[data-node=n1]")).to_have_attribute("data-state", "CANCELLED")
+    _drained(fake_model)
+    assert page.js_errors == []
+
+
 def test_a_caller_sees_only_their_own_sessions(page_as: Any) -> None:
     alice = page_as(ALICE)
     made = alice.request.post("/api/sessions", data={})

@@ -1,5 +1,5 @@
 """The web console of `skillc serve`: static pages and small ES modules, plus the few REST routes
-the console needs that the rest of the API lacks (docs/API.md, "Console routes").
+the console needs that the rest of the API lacks (docs/API.md section 5, docs/console.md).
 
 A route module of the server (docs/API.md section 9): `routes(ctx)` returns the console's routes.
 

@@ -4,7 +4,7 @@
 import { ApiError, getJSON, getTrace, postJSON, runAgent } from "./api.js";
 import { drawCard, decidedLine } from "./cards.js";
 import { PATHS } from "./paths.js";
-import { el, newId, replace, when } from "./util.js";
+import { el, newId, replace } from "./util.js";
 
 let labels = null; // tool → progress label, from the studio (drawn history has no live events)
 
@@ -307,4 +307,3 @@ function errorText(err) {
   return String(err && err.message ? err.message : err);
 }
 
-export { when };
