@@ -19,7 +19,11 @@ export function drawCard(interrupt, actions, answered, ctx) {
   if (meta.node) facts.push(`task ${meta.task} · node ${meta.node}`);
   if (meta.evidence) facts.push(`evidence ${meta.evidence}`);
   if (meta.expected_fields && meta.expected_fields.length) facts.push(`fields: ${meta.expected_fields.join(", ")}`);
-  if (interrupt.expiresAt) facts.push(`expires ${when(interrupt.expiresAt)}`);
+  if (interrupt.expiresAt) {
+    // after the expiry a confirmation is not executed: the runtime asks again (a new card)
+    const past = Date.parse(interrupt.expiresAt) < Date.now();
+    facts.push(past ? `expired ${when(interrupt.expiresAt)}: approving asks again` : `expires ${when(interrupt.expiresAt)}`);
+  }
   if (facts.length) card.append(el("div", { class: "meta" }, facts.join(" · ")));
   if (open) card.append(controls(kind, meta, actions));
   if (answered) card.append(decidedLine(kind, answered, ctx));
