@@ -254,6 +254,8 @@ def step_write_gate(c: Call) -> CallResult | None:
     prev = env.evidence.get(env.task.idem.get(c.idem, "")) if env.task else None
     if prev is not None:
         if prev.completed:
+            if prev.node != c.node.id and prev.id not in c.node.replayed:
+                c.node.replayed.append(prev.id)  # decision 20: the replay completes this node's target
             return CallResult(ok=True, evidence=prev.id, status=prev.status, business_ok=prev.business_ok,
                               empty=prev.empty, replayed=True, data=prev.response, args=c.trace_args(),
                               message="this write already succeeded; its earlier result is returned, nothing was sent again")

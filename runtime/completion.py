@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillc.runtime.state import OPEN_STATUSES, NodeState
 from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import SideEffect, Source
+from skillc.runtime.vocab import PLATFORM_FIELDS, SideEffect, Source
 from skillc.runtime.indexes import evidence_index
 
 if TYPE_CHECKING:
@@ -48,8 +48,8 @@ def finish_check(env: SessionEnv, node: NodeState, output: Any) -> tuple[str, st
         return ErrorName.FINISH_OPEN_EVIDENCE, f"write {open_writes[0].id} is not settled yet; wait for its verification"
     module = env.skill_module(node.skill)
     for name, spec in module.OUTPUTS.items():
-        if not spec.required:
-            continue
+        if not spec.required or name in PLATFORM_FIELDS:
+            continue  # decision 19: a platform-named output can never be written, so it never blocks
         got = node.outputs.get(name)
         if got is None or _empty(got["value"]):
             return ErrorName.FINISH_OUTPUT_MISSING, f"write the required output {name} with builtin_output_set first"
@@ -65,7 +65,11 @@ def finish_check(env: SessionEnv, node: NodeState, output: Any) -> tuple[str, st
 
 
 def target_done(env: SessionEnv, node: NodeState) -> bool:
-    """The target tool completed in this node or one of its delegated prerequisite nodes."""
+    """The target tool completed in this node or one of its delegated prerequisite nodes, or one
+    of them replayed it (an idempotent replay of a completed write, DESIGN decision 20)."""
     nodes = [node] + [env.task.nodes[d["node"]] for d in node.delegations if d["node"] in env.task.nodes]
     index = evidence_index(env)
-    return any(index.completed_in(n.task, n.id, node.target) for n in nodes)
+    if any(index.completed_in(n.task, n.id, node.target) for n in nodes):
+        return True
+    replays = (env.evidence.get(eid) for n in nodes for eid in n.replayed)
+    return any(ev is not None and ev.tool == node.target and ev.completed for ev in replays)

@@ -89,6 +89,7 @@ class NodeState:
     fp_sig: str | None = None
     fp_count: int = 0
     evidence: list[str] = field(default_factory=list)
+    replayed: list[str] = field(default_factory=list)  # evidence of other nodes this node replayed (decision 20)
     last_business: str | None = None  # evidence id of the most recent business call
     pending: PendingApproval | None = None
     approved: bool = False  # the pending approval was confirmed: run it without the gate
