@@ -4,10 +4,9 @@ the model: one loadable agent (no `route`), one loadable skill (no `intent`), on
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-import networkx as nx
 
 from skillc.runtime.completion import resolve_target, write_tools
 from skillc.runtime.errors import SkillcError
@@ -124,17 +123,36 @@ def validate_plan(env: SessionEnv, choice: Any, candidates: list[str]) -> list[P
         target = item.get("target") if isinstance(item.get("target"), str) else None
         nodes.append(PlannedNode(nid, skill, resolve_target(env.skill_module(skill), target), list(deps)))
         ids.add(nid)
-    graph = nx.DiGraph()
-    graph.add_nodes_from(ids)
     for n in nodes:
-        for d in n.deps:
-            if d not in ids:
-                return None
-            graph.add_edge(d, n.node)
-    if not nx.is_directed_acyclic_graph(graph):
+        if any(d not in ids for d in n.deps):
+            return None
+    order = _topological_order(nodes)
+    if order is None:
         return None
-    order = {nid: i for i, nid in enumerate(nx.lexicographical_topological_sort(graph, key=[n.node for n in nodes].index))}
     return sorted(nodes, key=lambda n: order[n.node])
+
+
+def _topological_order(nodes: list[PlannedNode]) -> dict[str, int] | None:
+    """Position of each node in dependency order, ties broken by plan order (the lexicographical
+    topological sort); None when the dependencies form a cycle. Plain Kahn: a plan has a handful
+    of nodes, not worth importing a graph library at start-up."""
+    position = {n.node: i for i, n in enumerate(nodes)}
+    waiting = {n.node: len(set(n.deps)) for n in nodes}
+    users: dict[str, list[str]] = {n.node: [] for n in nodes}
+    for n in nodes:
+        for d in set(n.deps):
+            users[d].append(n.node)
+    ready = [(position[nid], nid) for nid, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
+    order: dict[str, int] = {}
+    while ready:
+        _, nid = heapq.heappop(ready)
+        order[nid] = len(order)
+        for user in users[nid]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, (position[user], user))
+    return order if len(order) == len(nodes) else None
 
 
 def fallback_plan(env: SessionEnv, candidates: list[str]) -> list[PlannedNode]:

@@ -4,17 +4,19 @@ from __future__ import annotations
 from typing import Any
 
 from skillc.runtime.model.base import Model, ModelError, ModelRequest, ModelResponse, ToolCall, ToolSpec
-from skillc.runtime.model.double import ModelDouble
-from skillc.runtime.model.scripted import ScriptedModel, UnusedEntry
 
 __all__ = ["Model", "ModelDouble", "ModelError", "ModelRequest", "ModelResponse", "OpenAIChatModel",
            "ScriptedModel", "ToolCall", "ToolSpec", "UnusedEntry"]
 
 
-def __getattr__(name: str) -> Any:
-    # httpx is loaded only when the OpenAI adapter is used.
-    if name == "OpenAIChatModel":
-        from skillc.runtime.model.openai import OpenAIChatModel
+_HOME = {"OpenAIChatModel": "openai", "ModelDouble": "double", "ScriptedModel": "scripted", "UnusedEntry": "scripted"}
 
-        return OpenAIChatModel
-    raise AttributeError(name)
+
+def __getattr__(name: str) -> Any:
+    # Adapters load when used: httpx only with the OpenAI adapter, nothing extra for `model.base`.
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"skillc.runtime.model.{home}"), name)
