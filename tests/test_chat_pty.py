@@ -34,6 +34,8 @@ path = {json.dumps(str(tmp_path / "store.sqlite"))}
 [model]
 base_url = {json.dumps(srv.url)}
 model = "fake"
+[mcp]
+connect_timeout = 90  # a loaded machine starts the server slowly
 [mcp.servers.cms]
 command = {json.dumps(sys.executable)}
 args = ["-m", "skillc.examples.cms_server"]

@@ -76,7 +76,7 @@ def test_the_plugin_runs_each_scenario_file_as_one_test(user_project: Path) -> N
     done = run_pytest(user_project, "-rA", "--skillc-trace-dir", "traces")
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
-    assert "1 failed, 1 passed" in out
+    assert "1 failed, 1 passed" in out, out[-4000:]
     assert "PASSED scenarios/space.scenario.yaml::space-lookup-session-outputs" in out
     assert "FAILED scenarios/bad.scenario.yaml::wrong-expectation" in out
     assert '"evidence": "e99"' in out and "Traceback" not in out  # the runner's report, not a traceback
