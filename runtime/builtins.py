@@ -17,6 +17,7 @@ from skillc.runtime.model.base import ToolSpec
 from skillc.runtime.state import FollowUp, NodeState
 from skillc.runtime.errors import ErrorName
 from skillc.runtime.vocab import PLATFORM_FIELDS, SideEffect, Source, Suspension
+from skillc.runtime.seams import active_task
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -27,7 +28,8 @@ def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required}
 
 
-S, A = {"type": "string"}, {}
+S: dict[str, Any] = {"type": "string"}
+A: dict[str, Any] = {}
 SPECS: dict[str, ToolSpec] = {t.name: t for t in (
     ToolSpec("builtin_node_follow_up", "Ask the user a question and wait for the answer. expectedFields: the "
              "argument names the answer will supply.", _obj({"question": S, "expectedFields": {"type": "array", "items": S},
@@ -70,7 +72,7 @@ def delegable(env: SessionEnv, node: NodeState) -> list[str]:
 
 def outputs_used(env: SessionEnv, node: NodeState) -> bool:
     """Someone uses this node's outputs (a dependant, or a required/shared/entity output)."""
-    if any(node.id in n.deps for n in env.task.nodes.values()):
+    if any(node.id in n.deps for n in active_task(env).nodes.values()):
         return True
     return any(o.required or o.share or o.entity for o in env.skill_module(node.skill).OUTPUTS.values())
 
@@ -155,7 +157,7 @@ async def delegate(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> Ca
     if key == node.skill or key not in env.agent_delegables() or node.depth >= env.settings.delegate_max_depth:
         return reject(ErrorName.DELEGATE_FORBIDDEN, f"{key} cannot be delegated from here", "do the work with your own tools")
     for d in node.delegations:
-        prior = env.task.nodes.get(d["node"])
+        prior = active_task(env).nodes.get(d["node"])
         if d["skill"] == key and d["objective"] == objective and prior and prior.state in ("FAILED", "CANCELLED", "SKIPPED"):
             return reject(ErrorName.DELEGATE_REPEATED, f"{key} was already delegated for this objective and ended {prior.state}",
                           "handle it yourself, ask the user, or fail")
@@ -249,7 +251,7 @@ async def evidence_get(env: SessionEnv, node: NodeState, args: dict[str, Any]) -
 
 
 async def session_info(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
-    return CallResult(ok=True, data={"sessionId": env.session.id, "taskId": env.task.id, "nodeId": node.id,
+    return CallResult(ok=True, data={"sessionId": env.session.id, "taskId": active_task(env).id, "nodeId": node.id,
                                      "nodeState": node.state})
 
 

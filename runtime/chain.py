@@ -168,6 +168,7 @@ def step_arg_policy(c: Call) -> CallResult | None:
     raw, refused = object_args(c.raw)
     if refused is not None:
         return refused
+    assert raw is not None  # refused above otherwise
     c.args = raw if isinstance(c.raw, str) else copy.deepcopy(raw)  # parsed text is already ours
     info = c.env.catalog.get(c.tool)
     exempt = _exempt_of(c.meta)
@@ -191,6 +192,7 @@ def _parsed(raw: Any) -> Any:
 def step_arg_binding(c: Call) -> CallResult | None:
     """from/const overwrite the model's values (§5.2)."""
     if c.meta is not None:
+        assert c.ctx is not None  # set by run_chain before the steps
         c.bound = c.meta.bind(c.args, c.ctx)
     return None
 
@@ -204,6 +206,7 @@ def step_param_contract(c: Call) -> CallResult | None:
     """required / sources / enum / missing (§5.3, §5.5)."""
     if c.meta is None:
         return None
+    assert c.ctx is not None
     result = c.meta.check(c.args, c.bound, c.ctx)
     c.provenance = result.provenance or None
     issue = result.issue
@@ -278,7 +281,7 @@ def _confirmed_unchanged(c: Call) -> CallResult | None:
     """§14.1 step 3: a confirmed write runs only if its parameter summary is what the user saw;
     otherwise the new call is gated again (the user must confirm what will really be sent)."""
     pending = c.node.pending
-    if pending is None or pending.tool != c.tool:
+    if pending is None or pending.tool != c.tool or c.meta is None:
         return None
     summary = approval_summary(c.meta, c.args)
     if summary == pending.summary:

@@ -7,6 +7,7 @@ from skillc.runtime.state import OPEN_STATUSES, NodeState
 from skillc.runtime.errors import ErrorName
 from skillc.runtime.vocab import PLATFORM_FIELDS, SideEffect, Source
 from skillc.runtime.indexes import evidence_index
+from skillc.runtime.seams import active_task
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -67,7 +68,8 @@ def finish_check(env: SessionEnv, node: NodeState, output: Any) -> tuple[str, st
 def target_done(env: SessionEnv, node: NodeState) -> bool:
     """The target tool completed in this node or one of its delegated prerequisite nodes, or one
     of them replayed it (an idempotent replay of a completed write, DESIGN decision 20)."""
-    nodes = [node] + [env.task.nodes[d["node"]] for d in node.delegations if d["node"] in env.task.nodes]
+    task_nodes = active_task(env).nodes
+    nodes = [node] + [task_nodes[d["node"]] for d in node.delegations if d["node"] in task_nodes]
     index = evidence_index(env)
     if any(index.completed_in(n.task, n.id, node.target) for n in nodes):
         return True

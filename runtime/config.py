@@ -266,7 +266,7 @@ _SECTIONS: dict[str, type[BaseModel]] = {
 _SETTING_ROOTS = {name.split(".", 1)[0] for name in SETTING_NAMES}
 
 
-def load_config(path: str | Path | None = None) -> Config:
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """Load `path` (or `./skillc.toml` if it exists, else defaults); raise `ConfigError` if unusable."""
     if path is None:
         candidate = Path.cwd() / DEFAULT_CONFIG_NAME

@@ -114,8 +114,8 @@ class EntityIndex:
             except TypeError:
                 pass
             self.id_texts.add(str(ent_id))
-            self.newest[(ent.get("type"), None)] = ent
-            self.newest[(ent.get("type"), str(ent_id))] = ent
+            self.newest[(str(ent.get("type")), None)] = ent
+            self.newest[(str(ent.get("type")), str(ent_id))] = ent
         self.upto = len(self.entities)
         return self
 

@@ -119,8 +119,8 @@ async def dispatch(env: SessionEnv, node: NodeState, name: str, raw: Any) -> Cal
     """A builtin or a business call, with the progress label pushed when a tool starts (§4)."""
     if name.startswith("builtin_") and (name in builtins.HANDLERS or name in builtins.SPECS):
         args, refused = object_args(raw)
-        if refused is not None:
-            return refused
+        if refused is not None or args is None:
+            return refused or CallResult(ok=False)
         result = await builtins.call_builtin(env, node, name, args)
         if result.args is None:
             result.args = args

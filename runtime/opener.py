@@ -49,8 +49,11 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
     async with AsyncExitStack() as stack:
         from skillc.runtime.session import Runtime
 
+        opened: Store
         if store is None or isinstance(store, (str, os.PathLike)):
-            store = _open_store(cfg.store.target() if store is None else store, stack)
+            opened = _open_store(cfg.store.target() if store is None else store, stack)
+        else:
+            opened = store
         if studio is None:
             studio = _load_studio(cfg)
         if gateway is None:
@@ -62,7 +65,7 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
 
             trace = TraceWriter()
         trace.listeners.extend(listeners)
-        runtime = Runtime(studio, gateway, model, store, settings or cfg.settings, clock=clock, trace=trace,
+        runtime = Runtime(studio, gateway, model, opened, settings or cfg.settings, clock=clock, trace=trace,
                           on_progress=on_progress, seed=seed, strict=strict)
         yield runtime
 

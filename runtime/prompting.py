@@ -12,6 +12,7 @@ from skillc.runtime import support as rt
 from skillc.runtime.model.base import ToolSpec
 from skillc.runtime.state import NodeState
 from skillc.runtime.vocab import Source
+from skillc.runtime.seams import active_task
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -93,7 +94,7 @@ def step_messages(env: SessionEnv, node: NodeState) -> list[dict[str, Any]]:
     """The first messages of a node's conversation."""
     # a delegate works toward its delegator's objective; any other node toward the user's message
     # (a provider's title is in its system prompt)
-    goal = (node.objective if node.kind == "delegate" else "") or env.task.message
+    goal = (node.objective if node.kind == "delegate" else "") or active_task(env).message
     return [{"role": "system", "content": node_system_prompt(env, node)}, {"role": "user", "content": goal}]
 
 

@@ -17,6 +17,13 @@ if TYPE_CHECKING:
     from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
 
 
+def active_task(env: SessionEnv) -> TaskState:
+    """The session's active task, for code that runs only while there is one."""
+    task = env.task
+    assert task is not None, "no active task"
+    return task
+
+
 class SessionEnv(Protocol):
     """What the runtime's working modules may ask of the session they run in."""
 

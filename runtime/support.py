@@ -209,11 +209,25 @@ class SkillMeta:
 class BindContext(Protocol):
     """What generated code may ask of the runtime while binding and judging arguments."""
 
-    platform: Mapping[str, Any]
-    inputs: Mapping[str, Any]
-    outputs: Mapping[str, Any]
-    shared: Mapping[str, Any]
-    session: Mapping[str, Any]
+    @property
+    def platform(self) -> Mapping[str, Any]:
+        """The platform identity (§11)."""
+
+    @property
+    def inputs(self) -> Mapping[str, Any]:
+        """The node's inputs."""
+
+    @property
+    def outputs(self) -> Mapping[str, Any]:
+        """The node's written outputs."""
+
+    @property
+    def shared(self) -> Mapping[str, Any]:
+        """The task's shared values."""
+
+    @property
+    def session(self) -> Mapping[str, Any]:
+        """The session's values."""
 
     def evidence_value(self, key: str, parts: tuple) -> Any:
         """`evidence.<key>.<path>`: first hit in §9's order, else MISSING."""

@@ -17,6 +17,7 @@ from skillc.runtime.planner import PlannedNode
 from skillc.runtime.prompting import step_messages
 from skillc.runtime.state import NodeState, TaskState
 from skillc.runtime.vocab import NodeKind, NodeStatus, Share, TaskStatus
+from skillc.runtime.seams import active_task
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -32,15 +33,9 @@ class Reply:
     task: str | None = None
 
 
-def _task(env: SessionEnv) -> TaskState:
-    """The active task (these functions run only while there is one)."""
-    assert env.task is not None
-    return env.task
-
-
 def add_planned(env: SessionEnv, nodes: list[PlannedNode], how: str) -> None:
     """Make the planned nodes the active task's graph; emits task.planned."""
-    task = _task(env)
+    task = active_task(env)
     for p in nodes:
         # §1.2: a provider node is titled by its skill's semantic_desc (skill_name when empty)
         meta = env.skill_module(p.skill).SKILL
@@ -80,7 +75,7 @@ def _next_node(task: TaskState) -> NodeState | None:
 
 async def execute(env: SessionEnv) -> Reply:
     """Run the active task's nodes until it ends or a node suspends."""
-    task = _task(env)
+    task = active_task(env)
     task.state = TaskStatus.RUNNING
     while True:
         node = _next_node(task)
@@ -108,7 +103,7 @@ async def execute(env: SessionEnv) -> Reply:
 
 def start_node(env: SessionEnv, node: NodeState) -> bool:
     """Start a PENDING node: fail it when a dependency failed, skip a satisfied provider."""
-    task = _task(env)
+    task = active_task(env)
     for d in node.deps:
         dep = task.nodes[d]
         if dep.kind != NodeKind.DELEGATE and dep.state in (NodeStatus.FAILED, NodeStatus.CANCELLED):
@@ -128,7 +123,7 @@ def start_node(env: SessionEnv, node: NodeState) -> bool:
 
 def finish_task(env: SessionEnv) -> Reply:
     """End the task: FAILED when a planned node failed, else DONE with the sinks' outputs."""
-    task = _task(env)
+    task = active_task(env)
     failed = [task.nodes[n] for n in task.order
               if task.nodes[n].kind != NodeKind.DELEGATE and task.nodes[n].state in (NodeStatus.FAILED, NodeStatus.CANCELLED)]
     if failed:
@@ -144,7 +139,7 @@ def finish_task(env: SessionEnv) -> Reply:
 
 def cancel_task(env: SessionEnv, reason: str) -> Reply:
     """Cancel every unfinished node and the task."""
-    task = _task(env)
+    task = active_task(env)
     for nid in task.order:
         n = task.nodes[nid]
         if n.state not in FINAL:
@@ -156,7 +151,7 @@ def cancel_task(env: SessionEnv, reason: str) -> Reply:
 
 def add_delegate(env: SessionEnv, parent: NodeState, skill: str, objective: str) -> NodeState:
     """A delegate node for `skill`, run before `parent` (§15); ids d1, d2, … unused so far."""
-    task = _task(env)
+    task = active_task(env)
     count = task.counters.get("delegate", 0) + 1
     while f"d{count}" in task.nodes:  # a planned node may already be called d1
         count += 1
@@ -173,7 +168,7 @@ def add_delegate(env: SessionEnv, parent: NodeState, skill: str, objective: str)
 
 def share_outputs(env: SessionEnv, node: NodeState) -> None:
     """§8 at DONE: share outputs to shared.* / session.*, entities from outputs."""
-    task = _task(env)
+    task = active_task(env)
     module = env.skill_module(node.skill)
     for key, got in node.outputs.items():
         spec = module.OUTPUTS.get(key)

@@ -1,4 +1,9 @@
-"""Fixtures shared by the whole suite."""
+"""Fixtures shared by the whole suite.
+
+One import style: pytest puts tests/ on sys.path (rootdir conftest, no __init__.py), so shared
+code is imported as `helpers.<module>` (never `tests.helpers.<module>`: one module under two names
+is two copies, two `Harness` classes at once). tests/test_layout.py checks it.
+"""
 from __future__ import annotations
 
 from pathlib import Path

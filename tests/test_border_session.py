@@ -22,7 +22,7 @@ from skillc.runtime.model.double import ModelDouble
 from skillc.runtime.session import Runtime
 from skillc.runtime.store import Store
 from skillc.runtime.trace import TraceWriter
-from tests.helpers.node_harness import PLATFORM, START, FakeGateway, agent, skill
+from helpers.node_harness import PLATFORM, START, FakeGateway, agent, skill
 
 CONTRACT = """
 { "target": "doc_save",

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from skillc.compiler import ir
 from skillc.compiler.frontend import check_skill
-from tests.test_frontend_rules import BASE, TOOLS
+from test_frontend_rules import BASE, TOOLS
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 KEYS = ["mode", "delegatable", "target", "inputs", "outputs", "tools", "sideEffect", "confirm", "idempotencyKey", "args",

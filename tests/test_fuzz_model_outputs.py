@@ -25,7 +25,7 @@ from skillc.runtime.model.base import ModelError, ModelRequest, ModelResponse, T
 from skillc.runtime.model.double import ModelDouble
 from skillc.runtime.store import Store
 from skillc.runtime.trace import TraceWriter
-from tests.helpers.node_harness import PLATFORM, START, FakeGateway, agent, skill
+from helpers.node_harness import PLATFORM, START, FakeGateway, agent, skill
 
 EXHAUSTED = "fuzz script exhausted"
 DEFAULT_CHOICES = {"route": {"agent": "ed"}, "intent": {"skills": ["doc.write", "space.find"]},

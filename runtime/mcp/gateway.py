@@ -86,7 +86,7 @@ def _make_transport(spec: McpServerConfig | InProcessServer) -> Any:
         assert spec.command is not None  # validated: exactly one of command/url
         # The SDK's default errlog is the sys.stderr of its import time; pick it now, and a real
         # file: a replaced sys.stderr (pytest capture, an embedding app) may have no fileno.
-        errlog = sys.stderr if _has_fileno(sys.stderr) else sys.__stderr__
+        errlog = sys.stderr if _has_fileno(sys.stderr) or sys.__stderr__ is None else sys.__stderr__
         return stdio_client(StdioServerParameters(command=spec.command, args=list(spec.args),
                                                   env=dict(spec.env) or None, cwd=spec.cwd), errlog=errlog)
     from mcp.client._memory import InMemoryTransport

@@ -4,6 +4,7 @@ from __future__ import annotations
 import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from skillc.runtime.model.base import ModelError, ModelRequest, ModelResponse
 
@@ -36,6 +37,7 @@ class ModelDouble:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Record the request and answer it."""
         self.requests.append(request)
+        answer: Any  # a response, an awaitable of one, or an exception to raise
         if self._responder is not None:
             answer = self._responder(request)
             if inspect.isawaitable(answer):
