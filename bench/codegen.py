@@ -173,16 +173,19 @@ def main() -> None:
         inc = time.perf_counter() - t
         assert len(r.regenerated) == changed
         rows.append((f"incremental, {changed} of {n} changed", f"{inc:.3f} s = {n / inc:,.0f} skills/s"))
-        runs = []
+        runs, cpu = [], []
         for _ in range(7):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             r = build.compile_studio(studio, tmp)
             runs.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
             assert not r.regenerated and not r.written
         best, median = min(runs), sorted(runs)[len(runs) // 2]
         verdict = "within" if best <= 0.1 * n / 1000 else "OVER"
+        # CPU time beside wall time: on a shared machine the wall clock also counts other processes
         rows.append(("incremental, nothing changed (no-op)",
-                     f"{best * 1e3:.0f} ms best, {median * 1e3:.0f} ms median = {n / best:,.0f} skills/s ({verdict} the 100 ms/1,000 target)"))
+                     f"{best * 1e3:.0f} ms best, {median * 1e3:.0f} ms median, {min(cpu) * 1e3:.0f} ms CPU"
+                     f" = {n / best:,.0f} skills/s ({verdict} the 100 ms/1,000 target)"))
         t = time.perf_counter()
         loaded = load_compiled(tmp)
         imp = time.perf_counter() - t

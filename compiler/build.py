@@ -309,10 +309,11 @@ def _intact(out: Path, rel: str, digest: str | None, stamps: dict[str, list[Any]
     """The file holds what the manifest says: by its stamp when the cache knows it, else by hash."""
     if digest is None:
         return False
+    path = os.path.join(out, rel)  # plain strings: pathlib's joining was a third of a no-op build
     try:
-        st = os.stat(out / rel)
+        st = os.stat(path)
         stamp = [st.st_mtime_ns, st.st_size, digest]
-        if stamps.get(rel) == stamp or hashlib.sha256((out / rel).read_bytes()).hexdigest() == digest:
+        if stamps.get(rel) == stamp or hashlib.sha256(Path(path).read_bytes()).hexdigest() == digest:
             result.stamps[rel] = stamp
             return True
     except OSError:
