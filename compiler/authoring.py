@@ -32,9 +32,11 @@ SKILL_SCHEMA: dict[str, str] = {
     "skill_manual": TEXT, "skill_contract": TEXT,
 }
 # Keys people write for these fields, from other tools' vocabularies or the README of old.
-ALIASES: dict[str, str] = {"name": "skill_name", "description": "semantic_desc", "toolNames": "tools",
-                           "tool_names": "tools", "manual": "skill_manual", "contract": "skill_contract",
-                           "code": "agent_code", "key": "skill_key"}
+ALIASES: dict[str, tuple[str, ...]] = {
+    "name": ("skill_name", "agent_name"), "code": ("agent_code",), "agent": ("agent_code",), "key": ("skill_key",),
+    "description": ("semantic_desc", "mission_desc"), "toolNames": ("tools",), "tool_names": ("tools",),
+    "manual": ("skill_manual",), "contract": ("skill_contract",),
+}
 
 UNKNOWN_KEY = "SC501"
 WRONG_TYPE = "SC502"
@@ -121,7 +123,7 @@ class _Linter:
         for k, v in root.value:
             name = str(k.value)
             if name not in schema:
-                hint = ALIASES.get(name) or near(name, schema)
+                hint = next((a for a in ALIASES.get(name, ()) if a in schema), None) or near(name, schema)
                 help = f"did you mean '{hint}'?" if hint else f"the keys of {what} are: {', '.join(schema)}"
                 self._d(UNKNOWN_KEY, "warning", f"unknown key '{name}' in {what} is ignored", path, text, _node_span(k),
                         skill, help)

@@ -258,3 +258,15 @@ def test_an_unknown_provider_gets_a_near_name(studio: Path) -> None:
     _, diags = graphs.build_agent_graph(editor, facts, set(facts))
     hits = [d for d in diags if d.code == "SC401"]
     assert hits and hits[0].help == "did you mean 'cms.space.lookup'?"
+
+
+def test_agent_file_mistakes(studio: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = studio / "agents" / "billing.yaml"
+    edit(agent, "agent_name: Billing", "name: Billing")
+    edit(agent, "status: ACTIVE", "status: Active")
+    status, _, diags = check(studio, capsys)
+    d = one(diags, "SC501")
+    assert (d["file"], d["line"], d["column"], d["help"]) == (str(agent), 1, 1, "did you mean 'agent_name'?")
+    d = one(diags, "SC503")
+    assert (d["file"], d["line"], d["column"]) == (str(agent), 3, 9)
+    assert status == 0 and check(studio, capsys, "--strict")[0] == 1
