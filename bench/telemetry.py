@@ -1,29 +1,29 @@
 """What telemetry costs per tool call (not a test; prints one table measured in one run).
 
-Runs `bench/turns.py` (one turn, 5 business tool calls, 200 sessions) in rounds, alternating:
+Runs `bench/turns.py` (one session, turns of 5 business tool calls; its runtime overhead per tool
+call around turn 10, model and MCP time taken out) in rounds, alternating:
 - the audit chain off (`prev`/`hash` not computed): the baseline before issue 17;
 - telemetry off (the default: the chain and audit events only);
 - metrics on (`telemetry.enable(spans=False)`);
 - spans and metrics on (an SDK TracerProvider whose exporter drops every span, so only the
   building of spans is measured, not a collector).
-The cost per tool call is the wall time per turn above "telemetry off", divided by 5 calls.
+The cost per tool call is the overhead above "telemetry off". A second table times one tool.call
+event through the trace writer in each mode (steadier on a loaded machine).
 
-    python bench/telemetry.py [--sessions 200] [--rounds 3]
+    python bench/telemetry.py [--turns 30] [--rounds 3]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import gc
 import importlib.util
 import io
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-CALLS_PER_TURN = 5
-
 
 def _turns_module() -> Any:
     spec = importlib.util.spec_from_file_location("bench_turns", Path(__file__).with_name("turns.py"))
@@ -49,15 +49,17 @@ class _Drop:
         return True
 
 
-def _measure(turns: Any, sessions: int) -> tuple[float, float]:
-    """(seconds per turn, runtime overhead per tool call in ms) of one run of bench/turns.py."""
+def _measure(turns: Any, played: int) -> float:
+    """Runtime overhead per tool call (ms) around turn 10 of one run of bench/turns.py (its own
+    best of ten turns, model and MCP time taken out)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        asyncio.run(turns.main(sessions))
-    text = out.getvalue()
-    tps = float(re.search(r"turns per second\s+([\d.]+)", text).group(1))  # type: ignore[union-attr]
-    overhead = re.search(r"runtime overhead per tool call\s+([\d.]+)", text)
-    return 1.0 / tps, float(overhead.group(1)) if overhead else float("nan")
+        asyncio.run(turns.main(played))
+    found = re.search(r"runtime overhead per tool call, around turn 10\s+([\d.]+)", out.getvalue())
+    if found is None:
+        raise SystemExit("bench/turns.py no longer prints 'runtime overhead per tool call, around turn 10':\n"
+                         + out.getvalue())
+    return float(found.group(1))
 
 
 def per_event(samples: int = 20000) -> dict[str, float]:
@@ -81,6 +83,7 @@ def per_event(samples: int = 20000) -> dict[str, float]:
                              "spans + metrics on": (True, dict(tracer_provider=provider))}
     out: dict[str, float] = {}
     for name, (chain, enable) in modes.items():
+        gc.collect()
         if enable is not None:
             telemetry.enable(**enable)
         try:
@@ -98,7 +101,7 @@ def per_event(samples: int = 20000) -> dict[str, float]:
     return out
 
 
-def main(sessions: int, rounds: int) -> None:
+def main(played: int, rounds: int) -> None:
     """Alternate the modes `rounds` times; print the best round of each, then per-event costs."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -106,6 +109,7 @@ def main(sessions: int, rounds: int) -> None:
     from skillc.runtime import telemetry
     from skillc.runtime.telemetry.audit import AuditChain
 
+    costs = per_event()  # first: a heap grown by the turn runs makes the collector dominate
     turns = _turns_module()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(_Drop()))  # type: ignore[arg-type]
@@ -120,27 +124,23 @@ def main(sessions: int, rounds: int) -> None:
         "metrics on": lambda: telemetry.enable(spans=False),
         "spans + metrics on (spans dropped)": lambda: telemetry.enable(tracer_provider=provider),
     }
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in modes}
-    _measure(turns, max(10, sessions // 10))  # warm-up: imports, compile caches
+    results: dict[str, list[float]] = {name: [] for name in modes}
+    _measure(turns, 15)  # warm-up: imports, compiled studio caches
     for _ in range(rounds):
         for name, switch in modes.items():
             switch()
             try:
-                results[name].append(_measure(turns, sessions))
+                results[name].append(_measure(turns, played))
             finally:
                 telemetry.disable()
                 AuditChain.seal = seal  # type: ignore[method-assign]
     # the best round of each mode: on a shared machine noise only ever adds time
-    off = min(r[0] for r in results["telemetry off (default: chain + audit events)"])
-    print(f"{'bench/turns.py, best of ' + str(rounds) + ' rounds of ' + str(sessions) + ' turns':52} "
-          f"{'overhead/call':>14} {'Δ wall/call vs off':>20}")
+    off = min(results["telemetry off (default: chain + audit events)"])
+    print(f"{'bench/turns.py at turn 10, best of ' + str(rounds) + ' runs':52} {'overhead/call':>14} {'vs off':>12}")
     for name, runs in results.items():
-        per_turn = min(r[0] for r in runs)
-        overhead = min(r[1] for r in runs)
-        delta = (per_turn - off) / CALLS_PER_TURN * 1000
-        print(f"{name:52} {overhead:11.3f} ms {delta:+17.3f} ms")
+        best = min(runs)
+        print(f"{name:52} {best:11.3f} ms {best - off:+9.3f} ms")
     print()
-    costs = per_event()
     print(f"{'one tool.call event through TraceWriter.emit':52} {'µs/event':>14} {'vs telemetry off':>20}")
     for name, micro in costs.items():
         print(f"{name:52} {micro:11.1f} µs {micro - costs['telemetry off']:+17.1f} µs")
@@ -148,7 +148,7 @@ def main(sessions: int, rounds: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=30, help="turns per run of bench/turns.py")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    main(args.sessions, args.rounds)
+    main(args.turns, args.rounds)
