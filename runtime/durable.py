@@ -37,6 +37,20 @@ LEASE_TTL = 300.0  # seconds; renewed by every unit of work of the turn
 ENDED = ("DONE", "FAILED", "CANCELLED")
 
 
+def attach_evidence(task: TaskState | None, evidence: dict[str, Any]) -> TaskState | None:
+    """Give each node of a task loaded from the store its evidence ids, oldest first: the records
+    registered by that node (a store need not keep the lists, see SQLiteStore.put_task)."""
+    if task is None:
+        return None
+    lists: dict[str, list[tuple[int, str]]] = {}
+    for ev in evidence.values():
+        if ev.task == task.id and ev.node in task.nodes:
+            lists.setdefault(ev.node, []).append((ev.seq, ev.id))
+    for node_id, node in task.nodes.items():
+        node.evidence = [eid for _, eid in sorted(lists.get(node_id, []))]
+    return task
+
+
 class Durability:
     """One Session's link to the store."""
 
@@ -111,7 +125,7 @@ class Durability:
             if state is None:  # never committed: start again from nothing stored
                 state = SessionState(id=s.id, platform=dict(s.session.platform))
             evidence = {e.id: e for e in store.evidence_of(s.id)}
-            task = store.get_task(s.id, state.active_task) if state.active_task else None
+            task = attach_evidence(store.get_task(s.id, state.active_task) if state.active_task else None, evidence)
         except StoreUnavailable:
             self.stale = True
             raise

@@ -24,16 +24,13 @@ from skillc.runtime.model.base import Model, ModelError
 from skillc.runtime.node import run_confirmed
 from skillc.runtime.planner import PlanningFailed, choose_skills, plan, route
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
-from skillc.runtime.durable import Durability
+from skillc.runtime.durable import Durability, attach_evidence
 from skillc.runtime.store import Store
 from skillc.runtime.store.base import ReplyRecord, StoreConflict, StoreError
-from skillc.runtime.store.base import Store as StoreProtocol
 from skillc.runtime.tasks import Reply
 from skillc.runtime.trace import TraceWriter
-from skillc.runtime.vocab import Suspension
 
 if TYPE_CHECKING:
-    from skillc.runtime.config import Settings
     from skillc.runtime.mcp.result import CallOutcome, ToolInfo
 
 __all__ = ["FINAL", "Reply", "Runtime", "Session"]
@@ -44,7 +41,7 @@ log = logging.getLogger("skillc.runtime")
 class Runtime:
     """Compiled skills + MCP gateway + model + store + settings: everything sessions run on."""
 
-    def __init__(self, studio: Any, gateway: Any, model: Model, store: StoreProtocol, settings: Settings, *,
+    def __init__(self, studio: Any, gateway: Any, model: Model, store: Store, settings: Any, *,
                  clock: Callable[[], float] = time.time, trace: TraceWriter | None = None,
                  on_progress: Callable[[str, str], None] | None = None, seed: int | None = None,
                  strict: bool = False) -> None:
@@ -110,7 +107,7 @@ class Runtime:
         evidence = {e.id: e for e in self.store.evidence_of(state.id)}
         session = Session(self, state, evidence)
         if state.active_task:
-            session.task = self.store.get_task(state.id, state.active_task)
+            session.task = attach_evidence(self.store.get_task(state.id, state.active_task), evidence)
         # with the lease free, what a dead process left (STARTED writes) is settled now;
         # otherwise by this session's first turn, under the lease
         session._durable.try_recover()
@@ -398,12 +395,10 @@ class Session:
 
     async def _resume(self, node: NodeState, message: str | None, answer: dict[str, Any] | None) -> Reply:
         kind = node.suspended
-        task = tasks.active_task(self)
         if kind == "FOLLOW_UP":
             if message is None:
                 return Reply(question_of(self, node), True, kind)
             fu = node.follow_up
-            assert fu is not None  # a FOLLOW_UP suspension holds its question
             fu.answer, fu.answered_turn = message, self.session.turn
             node.answered, node.follow_up = fu, None
             self.emit("node.resumed", node=node.id, kind=kind, answer=message)
@@ -411,28 +406,27 @@ class Session:
                                   f"{' (fields: ' + ', '.join(fu.expected_fields) + ')' if fu.expected_fields else ''}: {message}"})
             return await tasks.execute(self)
         if answer is None:
-            return Reply(question_of(self, node), True, kind, task.id)
+            return Reply(question_of(self, node), True, kind, self.task.id)
         if kind == "VERIFY":
             verified = answer.get("verified")
             if not isinstance(verified, bool):
-                return Reply("Answer with verified: true or false. " + question_of(self, node), True, kind, task.id)
+                return Reply("Answer with verified: true or false. " + question_of(self, node), True, kind, self.task.id)
             self.emit("node.resumed", node=node.id, kind=kind, answer=answer)
-            ev = self.evidence[node.verify_evidence or ""]
+            ev = self.evidence[node.verify_evidence]
             node.verify_evidence = None
             settle_write(self, node, ev, verified, via="user")
             return await tasks.execute(self)
         decision = answer.get("decision")
         if decision not in ("CONFIRM", "REJECT", "CANCEL"):
-            return Reply("Answer with decision CONFIRM, REJECT or CANCEL. " + question_of(self, node), True, kind, task.id)
+            return Reply("Answer with decision CONFIRM, REJECT or CANCEL. " + question_of(self, node), True, kind, self.task.id)
         self.emit("node.resumed", node=node.id, kind=kind, answer=answer)
         pending = node.pending
-        assert pending is not None  # an APPROVAL suspension holds the gated call
         if decision == "CONFIRM":
             if self.now() - pending.asked_at > self.settings.reconfirm_after:
                 pending.asked_at = self.now()  # decision 18: the runtime asks again, no model step
-                lifecycle.ask(node, Suspension.APPROVAL)
+                lifecycle.ask(node, "APPROVAL")
                 lifecycle.suspend(self, node)
-                return Reply(question_of(self, node), True, kind, task.id)
+                return Reply(question_of(self, node), True, kind, self.task.id)
             await run_confirmed(self, node)
             return await tasks.execute(self)
         node.pending = None

@@ -172,9 +172,14 @@ class _Unit:
                                [(sid, i, _ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
 
     def put_task(self, task: TaskState) -> None:
-        """Insert or replace one task document."""
+        """Insert or replace one task document. Its nodes' evidence id lists are left out: they
+        are the evidence rows of the node (see durable.attach_evidence), and a node holding
+        10,000 records must not re-encode them at every commit."""
+        doc = to_doc(task)
+        for node in doc["nodes"].values():
+            node["evidence"] = []
         self.db.execute("INSERT OR REPLACE INTO tasks (id, session, doc, n, state) VALUES (?, ?, ?, ?, ?)",
-                        (task.id, task.session, _ENCODE(to_doc(task)), _task_number(task.id), task.state))
+                        (task.id, task.session, _ENCODE(doc), _task_number(task.id), task.state))
 
     def put_evidence(self, session: str, ev: Evidence) -> None:
         """Insert or replace one evidence document."""
