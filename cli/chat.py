@@ -98,6 +98,10 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
         raise ChatError(f"studio: {exc}") from None
     except OSError as exc:
         raise ChatError(f"{exc.filename or workdir}: {exc.strerror or exc}") from None
+    if config.path is not None:  # [telemetry] enabled = true: spans and metrics (OTEL_* env works anyway)
+        from skillc.runtime import telemetry
+
+        telemetry.configure(telemetry.read_table(config.path))
     try:
         trace = TraceWriter(args.trace, keep=False)
     except OSError as exc:
