@@ -302,6 +302,8 @@ def parse_config(text: str, path: Path | None = None) -> Config:
             raw_settings.update(_flatten(value))
         elif key in _SETTING_ROOTS or key in SETTING_NAMES:
             raw_settings.update(_flatten({key: value}))
+        elif key == "telemetry":
+            pass  # read by skillc.runtime.telemetry.read_table (serve, chat)
         else:
             warnings.append(f"{where}: unknown key {key!r} ignored")
     unknown: list[str] = []
