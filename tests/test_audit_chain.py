@@ -133,3 +133,39 @@ def test_streaming_writer_keeps_nothing() -> None:
     assert seen == ["turn.started"]
     with pytest.raises(RuntimeError, match="keep=True"):
         _ = writer.events
+
+
+def test_json_verdict_and_a_restarted_chain(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second writer (a restarted process) continues a session from its anchor: noted, not a
+    break; `--json` reports the verdict for tools."""
+    monkeypatch.delenv("SKILLC_AUDIT_KEY", raising=False)
+    path = tmp_path / "restart.jsonl"
+    lines = []
+    for _ in range(2):  # two processes, one after the other, appending to one log
+        writer = TraceWriter(str(tmp_path / "part.jsonl"))
+        writer.emit("turn.started", session="s1", turn=1, message="hi")
+        writer.emit("turn.reply", session="s1", turn=1, text="ok", suspended=False)
+        writer.close()
+        lines.append((tmp_path / "part.jsonl").read_text(encoding="utf-8"))
+    # seq restarts too in a new process: renumber as one log would (seq is hashed, so re-seal)
+    events = [json.loads(line) for text in lines for line in text.splitlines()]
+    chain = AuditChain(None, from_env=False)
+    for seq, event in enumerate(events, 1):
+        event["seq"] = seq
+        if seq == 3:
+            chain.heads.clear()  # the new process knows nothing of the old chain
+        event.pop("hash")
+        event.pop("prev")
+        chain.seal(event)
+    _write(path, events)
+    assert cli_run(["audit", "verify", "--json", str(path)]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["ok"] and verdict["problem"] is None and verdict["events"] == 4
+    assert any("restarts its chain at seq 3" in note for note in verdict["notes"])
+    events[1]["text"] = "changed"
+    _write(path, events)
+    assert cli_run(["audit", "verify", "--json", str(path)]) == 1
+    problem = json.loads(capsys.readouterr().out)["problem"]
+    assert problem == {"kind": "altered", "line": 2, "seq": 2, "type": "turn.reply", "session": "s1",
+                       "message": "its content does not match its hash"}
