@@ -100,12 +100,13 @@ async def settle_open_writes(env: SessionEnv, node: NodeState) -> str | None:
             continue
         module = env.skill_module(node.skill)
         meta = module.TOOLS.get(ev.tool)
-        verify_meta = module.TOOLS.get(meta.verify_tool) if meta and meta.verify_tool else None
+        verify_tool = meta.verify_tool if meta is not None else None
+        verify_meta = module.TOOLS.get(verify_tool) if verify_tool else None
         # §6.4: the verify tool must be a NONE tool of contract.tools and in toolNames; otherwise
         # the write cannot be checked automatically and the user is asked.
-        if (verify_meta is not None and verify_meta.side_effect == SideEffect.NONE and meta.verify_args is not None
-                and meta.verify_tool in module.SKILL.tool_names and meta.verify_tool in env.catalog):
-            outcome = await env.call_tool(node, meta.verify_tool, meta.verify_args(ev.args))
+        if (meta is not None and verify_tool and verify_meta is not None and verify_meta.side_effect == SideEffect.NONE
+                and meta.verify_args is not None and verify_tool in module.SKILL.tool_names and verify_tool in env.catalog):
+            outcome = await env.call_tool(node, verify_tool, meta.verify_args(ev.args))
             if not outcome.error and _storable(outcome.response):
                 ok = verify_meta.judge(outcome.response).business_ok
                 settle_write(env, node, ev, ok, via="verify", response=outcome.response)

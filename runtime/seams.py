@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from skillc.runtime.mcp.result import CallOutcome, ToolInfo
     from skillc.runtime.model.base import Model
     from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
+    from skillc.runtime.support import SkillModule
 
 
 def active_task(env: SessionEnv) -> TaskState:
@@ -73,7 +74,7 @@ class SessionEnv(Protocol):
         """Call a business tool through the gateway on behalf of `node` (`mcp.invoked` names it)."""
         ...
 
-    def skill_module(self, key: str) -> Any:
+    def skill_module(self, key: str) -> SkillModule:
         """The generated module of a loaded skill."""
         ...
 

@@ -27,10 +27,13 @@ from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
 from skillc.runtime.durable import Durability, attach_evidence
 from skillc.runtime.store import Store
 from skillc.runtime.store.base import ReplyRecord, StoreConflict, StoreError
+from skillc.runtime.store.base import Store as StoreProtocol
 from skillc.runtime.tasks import Reply
 from skillc.runtime.trace import TraceWriter
+from skillc.runtime.vocab import Suspension
 
 if TYPE_CHECKING:
+    from skillc.runtime.config import Settings
     from skillc.runtime.mcp.result import CallOutcome, ToolInfo
 
 __all__ = ["FINAL", "Reply", "Runtime", "Session"]
@@ -41,7 +44,7 @@ log = logging.getLogger("skillc.runtime")
 class Runtime:
     """Compiled skills + MCP gateway + model + store + settings: everything sessions run on."""
 
-    def __init__(self, studio: Any, gateway: Any, model: Model, store: Store, settings: Any, *,
+    def __init__(self, studio: Any, gateway: Any, model: Model, store: StoreProtocol, settings: Settings, *,
                  clock: Callable[[], float] = time.time, trace: TraceWriter | None = None,
                  on_progress: Callable[[str, str], None] | None = None, seed: int | None = None,
                  strict: bool = False) -> None:
@@ -238,13 +241,13 @@ class Session:
         return [k for k in template.skills if k in self.rt.studio.skills]
 
     def agent_delegables(self) -> list[str]:
-        """The skills of the active task's agent that a node may delegate to."""
-        out = []
-        for key in self.agent_skills():
-            m = self.skill_module(key)
-            if m.SKILL.delegatable and not any(t.side_effect == "WRITE" for t in m.TOOLS.values()):
-                out.append(key)
-        return out
+        """The skills of the active task's agent that a node may delegate to: the compiled
+        template's delegation catalog (delegatable and read-only, §15), as far as they are loaded."""
+        template = self.rt.studio.agents.get(self.task.agent if self.task else None)
+        if template is None:
+            return []
+        loaded = set(self.agent_skills())
+        return [k for k in template.delegation_catalog if k in loaded]
 
     def agent_profile(self, agent: str | None = None) -> dict[str, Any]:
         """An agent's descriptions, for prompts."""
@@ -395,10 +398,12 @@ class Session:
 
     async def _resume(self, node: NodeState, message: str | None, answer: dict[str, Any] | None) -> Reply:
         kind = node.suspended
+        task = tasks.active_task(self)
         if kind == "FOLLOW_UP":
             if message is None:
                 return Reply(question_of(self, node), True, kind)
             fu = node.follow_up
+            assert fu is not None  # a FOLLOW_UP suspension holds its question
             fu.answer, fu.answered_turn = message, self.session.turn
             node.answered, node.follow_up = fu, None
             self.emit("node.resumed", node=node.id, kind=kind, answer=message)
@@ -406,27 +411,28 @@ class Session:
                                   f"{' (fields: ' + ', '.join(fu.expected_fields) + ')' if fu.expected_fields else ''}: {message}"})
             return await tasks.execute(self)
         if answer is None:
-            return Reply(question_of(self, node), True, kind, self.task.id)
+            return Reply(question_of(self, node), True, kind, task.id)
         if kind == "VERIFY":
             verified = answer.get("verified")
             if not isinstance(verified, bool):
-                return Reply("Answer with verified: true or false. " + question_of(self, node), True, kind, self.task.id)
+                return Reply("Answer with verified: true or false. " + question_of(self, node), True, kind, task.id)
             self.emit("node.resumed", node=node.id, kind=kind, answer=answer)
-            ev = self.evidence[node.verify_evidence]
+            ev = self.evidence[node.verify_evidence or ""]
             node.verify_evidence = None
             settle_write(self, node, ev, verified, via="user")
             return await tasks.execute(self)
         decision = answer.get("decision")
         if decision not in ("CONFIRM", "REJECT", "CANCEL"):
-            return Reply("Answer with decision CONFIRM, REJECT or CANCEL. " + question_of(self, node), True, kind, self.task.id)
+            return Reply("Answer with decision CONFIRM, REJECT or CANCEL. " + question_of(self, node), True, kind, task.id)
         self.emit("node.resumed", node=node.id, kind=kind, answer=answer)
         pending = node.pending
+        assert pending is not None  # an APPROVAL suspension holds the gated call
         if decision == "CONFIRM":
             if self.now() - pending.asked_at > self.settings.reconfirm_after:
                 pending.asked_at = self.now()  # decision 18: the runtime asks again, no model step
-                lifecycle.ask(node, "APPROVAL")
+                lifecycle.ask(node, Suspension.APPROVAL)
                 lifecycle.suspend(self, node)
-                return Reply(question_of(self, node), True, kind, self.task.id)
+                return Reply(question_of(self, node), True, kind, task.id)
             await run_confirmed(self, node)
             return await tasks.execute(self)
         node.pending = None

@@ -206,6 +206,18 @@ class SkillMeta:
     manual: str = ""
 
 
+class SkillModule(Protocol):
+    """What a generated skill module provides (the loader checks nothing more)."""
+
+    SKILL: SkillMeta
+    TOOLS: Mapping[str, ToolMeta]
+    INPUTS: Mapping[str, InputMeta]
+    OUTPUTS: Mapping[str, OutputMeta]
+
+    def bind_inputs(self, inputs: dict[str, Any], ctx: Any) -> dict[str, str]:
+        """Bind the node's inputs (§7); returns input name -> source."""
+
+
 class BindContext(Protocol):
     """What generated code may ask of the runtime while binding and judging arguments."""
 

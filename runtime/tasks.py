@@ -4,7 +4,7 @@ before their delegator, a DONE node shares its outputs, and the task ends with a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillc.runtime import lifecycle
 from skillc.runtime import support as rt
@@ -112,7 +112,7 @@ def start_node(env: SessionEnv, node: NodeState) -> bool:
     module = env.skill_module(node.skill)
     if node.kind == NodeKind.PROVIDER:
         shared = [o for o in module.OUTPUTS.values() if o.share]
-        pools = {Share.TASK: task.shared, Share.SESSION: env.session.values}
+        pools: dict[str | None, dict[str, Any]] = {Share.TASK: task.shared, Share.SESSION: env.session.values}
         if shared and all(rt.has_value(pools[o.share].get(o.name, rt.MISSING)) for o in shared):
             lifecycle.skip(env, node, "all its shared outputs exist")
             return False

@@ -524,7 +524,7 @@ def test_every_write_settles_exactly_once() -> None:
     """FORMAT runner rule: each write evidence that leaves STARTED/UNKNOWN gets one write.settled."""
     from skillc.scenario.runner import run_scenario
 
-    root = Path(__file__).resolve().parent / "scenarios" / "chain"
+    root = Path(__file__).resolve().parent / "scenarios" / "gate"
     for name in ("faults-write.yaml", "write-pending-verify.yaml", "idempotency.yaml"):
         result = asyncio.run(run_scenario(root / name))
         assert result.ok, name

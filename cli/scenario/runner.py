@@ -62,6 +62,7 @@ class _Instance:
         self.store: Any = None
         self.runtime: Any = None
         self.session: Any = None
+        self.opened = contextlib.AsyncExitStack()  # what open_runtime opened (the gateway)
 
     def kill_store(self) -> None:
         """What a dying process does to its store: nothing more is committed (SQLite rolls back
@@ -75,7 +76,7 @@ class _Instance:
         """An orderly shutdown: connections closed, the store committed and closed."""
         if self.gateway is not None:
             with contextlib.suppress(Exception):
-                await self.gateway.aclose()
+                await self.opened.aclose()
             self.gateway = None
         if self.store is not None:
             self.store.close()
@@ -126,10 +127,10 @@ def _inline_studio_error(doc: Located, path: str, exc: Exception) -> Exception:
 async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioResult, trace_path: str | None) -> None:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import SourceError, load_studio, studio_from_mapping
-    from skillc.runtime.config import McpServerConfig, Settings
-    from skillc.runtime.session import Runtime
+    from skillc.runtime import open_runtime
+    from skillc.runtime.config import Config, McpConfig, McpServerConfig, Settings
     from skillc.runtime.loader import load_compiled
-    from skillc.runtime.mcp.gateway import GatewayConfigError, McpGateway
+    from skillc.runtime.mcp.gateway import GatewayConfigError
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.store import Store
     from skillc.runtime.trace import TraceWriter
@@ -184,18 +185,21 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
 
     async def open_instance() -> _Instance:
         inst = _Instance()
-        inst.gateway = McpGateway(servers, timeout=TOOL_TIMEOUT, on_invoked=None)  # the Runtime hooks it
+        # The store stays the runner's (a crash kills it without a commit); open_runtime starts
+        # the MCP servers and stops them when the instance closes.
+        inst.store = Store(tmp / "store.sqlite")
         try:
-            await inst.gateway.start()
+            inst.runtime = await inst.opened.enter_async_context(open_runtime(
+                Config(mcp=McpConfig(timeout=TOOL_TIMEOUT)), studio=compiled, servers=servers, model=model,
+                store=inst.store, trace=trace, settings=settings, clock=clock, seed=7, strict=True))
         except GatewayConfigError as exc:
+            inst.store.close()
             raise doc.fail(("servers",), str(exc)) from None
+        inst.gateway = inst.runtime.gateway
         for name, reason in inst.gateway.unreachable_servers.items():
             note = f"server {name} did not start: {reason}"
             if note not in result.notes:
                 result.notes.append(note)
-        inst.store = Store(tmp / "store.sqlite")
-        inst.runtime = Runtime(compiled, inst.gateway, model, inst.store, settings, clock=clock, trace=trace, seed=7,
-                               strict=True)
         inst.session = await inst.runtime.open_session(platform, session_id="s1")
         return inst
 
