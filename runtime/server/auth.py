@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from skillc.runtime.server.errors import ApiError
+from skillc.runtime.vocab import PLATFORM_FIELDS  # the platform fields of §11, spelled once
 
 log = logging.getLogger("skillc.server.auth")
 
@@ -28,7 +29,6 @@ H_NONCE = "x-skillc-nonce"
 H_SIGNATURE = "x-skillc-signature"
 DEV_HEADER = ("X-Skillc-Auth", "dev-insecure")
 DEV_IDENTITY: dict[str, Any] = {"userId": 1, "name": "dev", "organId": 1}
-PLATFORM_FIELDS = ("userId", "memberId", "name", "organId", "organName", "organType", "deptPath")
 _NONCE = re.compile(r"^[A-Za-z0-9._~-]{8,128}$")
 _SIGNATURE = re.compile(r"^v1=([0-9a-f]{64})$")
 
