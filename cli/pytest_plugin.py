@@ -1,7 +1,8 @@
 """A pytest plugin: each scenario file is one test, run through the real runtime.
 
-Enable it with `-p skillc.pytest_plugin` (or `pytest_plugins = ["skillc.pytest_plugin"]` in a
-conftest.py). Files whose name matches an `skillc_scenarios` pattern (ini option; default
+Installing skillc registers it (a `pytest11` entry point named after this module, so an explicit
+`-p skillc.pytest_plugin` or `pytest_plugins = [...]` is harmless and is what works when
+PYTEST_DISABLE_PLUGIN_AUTOLOAD is set). Files whose name matches an `skillc_scenarios` pattern (ini option; default
 `*.scenario.yaml`; a pattern with a `/` matches `folder/name`, e.g. `scenarios/*.yaml`) are
 collected; a test passes when every expectation of the file holds, and fails with the runner's
 report (turn, expectation, nearest event). `--skillc-trace-dir DIR` keeps each file's trace.

@@ -89,3 +89,11 @@ def test_the_plugin_pattern_is_configurable(user_project: Path) -> None:
     done = run_pytest(user_project, "--collect-only")
     assert "1 test collected" in done.stdout or "1 item" in done.stdout, done.stdout + done.stderr
     assert "space-lookup-session-outputs" in done.stdout
+
+
+def test_the_installed_plugin_loads_without_p(user_project: Path) -> None:
+    """The `pytest11` entry point registers the plugin under its module name: no `-p` needed."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only"],
+                          cwd=user_project, env=env, capture_output=True, text=True, timeout=300)
+    assert "space-lookup-session-outputs" in done.stdout, done.stdout + done.stderr
