@@ -172,6 +172,11 @@ class Store(Protocol):
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history (messages, entities, task ids), or None."""
 
+    def version_of(self, session_id: str) -> int:
+        """The stored session's version (0 when absent): one indexed read, so a process can tell
+        whether its copy of a session is still the latest (another process sharing the store may
+        have committed a turn of it) before using it."""
+
     def get_task(self, session_id: str, task_id: str) -> TaskState | None:
         """One task of a session, or None."""
 

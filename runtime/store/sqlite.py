@@ -365,6 +365,18 @@ class SQLiteStore(BufferedWrites):
             raise StoreCorrupt(session_id, "session", "version is not an integer")
         return SessionState(**doc, **history, version=version)
 
+    def version_of(self, session_id: str) -> int:
+        """The stored session's version (0 when absent), for a process sharing the file to tell
+        whether its copy of a session is stale; `StoreCorrupt` when the row's version is not an
+        integer."""
+        rows = self._rows(session_id, "session", "SELECT version FROM sessions WHERE id = ?", (session_id,))
+        if not rows:
+            return 0
+        version = rows[0][0]
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise StoreCorrupt(session_id, "session", "version is not an integer")
+        return version
+
     def _task(self, session_id: str, task_id: str, text: Any) -> TaskState:
         what = f"task {task_id}"
         doc = _check(TaskState, self._decode(text, session_id, what), session_id, what)

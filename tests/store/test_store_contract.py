@@ -162,3 +162,20 @@ def test_buffered_writes_commit_as_one_unit(store_factory: Factory) -> None:
     assert store_factory().get_session("s1") is None  # nothing before commit()
     store.commit()
     assert store_factory().get_task("s1", "t1") is not None
+
+
+def test_version_of_tells_another_process_its_copy_is_stale(store_factory: Factory) -> None:
+    a, b = store_factory(), store_factory()
+    assert a.version_of("s1") == 0  # absent
+    with a.unit("s1") as uow:
+        uow.put_session(_session(), 1.0)
+    copy = b.get_session("s1")
+    assert copy is not None and b.version_of("s1") == copy.version == 1
+    mine = a.get_session("s1")
+    with a.unit("s1") as uow:  # another process commits a turn
+        uow.put_session(mine, 2.0)
+    assert b.version_of("s1") == 2 != copy.version  # b sees its copy is stale without loading it
+    with pytest.raises(StoreConflict):
+        with b.unit("s1") as uow:
+            uow.put_session(copy, 3.0)
+    assert a.version_of("s1") == 2 and a.version_of("other") == 0
