@@ -1,7 +1,8 @@
 """The PostgreSQL store (psycopg 3 + psycopg_pool): one database shared by several runtime workers.
 
-Same layout and rules as the SQLite store (see `sqlite.py` and `base.py`): a session row with a
-version, history appended per session, one transaction per unit of work. What PostgreSQL adds:
+Same layout and rules as the SQLite store (see `sqlite.py` and `base.py`; the documents both hold
+are written and read back by `rows.py`): a session row with a version, history appended per
+session, one transaction per unit of work. What PostgreSQL adds:
 
 - **Units of work** are transactions on a pooled connection. A leased unit first renews its lease
   row with `UPDATE … WHERE holder = me`; the row lock that UPDATE takes is held until COMMIT, so a
@@ -34,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable
 
-from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc, to_doc
+from skillc.runtime.state import Evidence, SessionState, TaskState, to_doc
 from skillc.runtime.store.base import (
     SCHEMA_VERSION,
     BufferedWrites,
@@ -47,7 +48,17 @@ from skillc.runtime.store.base import (
     StoreUnavailable,
     holder_dead,
 )
-from skillc.runtime.store.sqlite import _DECODE, _ENCODE, _HISTORY, _check, _task_number
+from skillc.runtime.store.rows import (
+    ENCODE,
+    evidence_from,
+    history_items,
+    reply_doc,
+    reply_from,
+    session_doc,
+    session_fields,
+    task_from,
+    task_number,
+)
 
 try:
     import psycopg
@@ -137,15 +148,15 @@ class _Unit:
 
     def put_session(self, state: SessionState, now: float) -> None:
         """Versioned write of the session row, then the history items not stored yet."""
-        doc = {k: v for k, v in state.__dict__.items() if k not in _HISTORY}
+        doc = session_doc(state)
         conn, sid = self.conn, state.id
         if state.version == 0:
             self.check(conn.execute("INSERT INTO sessions (id, doc, updated, version) VALUES (%s, %s, %s, 1) "
-                                    "ON CONFLICT (id) DO NOTHING", (sid, _ENCODE(doc), now)),
+                                    "ON CONFLICT (id) DO NOTHING", (sid, doc, now)),
                        lambda: StoreConflict(f"session {sid} already exists"))
         else:
             self.check(conn.execute("UPDATE sessions SET doc = %s, updated = %s, version = version + 1 "
-                                    "WHERE id = %s AND version = %s", (_ENCODE(doc), now, sid, state.version)),
+                                    "WHERE id = %s AND version = %s", (doc, now, sid, state.version)),
                        lambda: StoreConflict(f"session {sid} was changed by another writer since it was loaded"))
         # One flight: the lease and version checks and the history counts come back together.
         row = conn.execute("SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = %s), "
@@ -157,29 +168,28 @@ class _Unit:
             if len(items) > stored:
                 with conn.cursor() as cur:
                     cur.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (%s, %s, %s)",
-                                    [(sid, i, _ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
+                                    [(sid, i, ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
 
     def put_task(self, task: TaskState) -> None:
         """Insert or replace one task document."""
         self.conn.execute(
             "INSERT INTO tasks (id, session, doc, n, state) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session, id) "
             "DO UPDATE SET doc = EXCLUDED.doc, n = EXCLUDED.n, state = EXCLUDED.state",
-            (task.id, task.session, _ENCODE(to_doc(task)), _task_number(task.id), task.state))
+            (task.id, task.session, ENCODE(to_doc(task)), task_number(task.id), task.state))
 
     def put_evidence(self, session: str, ev: Evidence) -> None:
         """Insert or replace one evidence document."""
         self.conn.execute(
             "INSERT INTO evidence (id, session, seq, status, doc) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session, id) "
             "DO UPDATE SET seq = EXCLUDED.seq, status = EXCLUDED.status, doc = EXCLUDED.doc",
-            (ev.id, session, ev.seq, ev.status, _ENCODE(to_doc(ev))))
+            (ev.id, session, ev.seq, ev.status, ENCODE(to_doc(ev))))
 
     def put_reply(self, reply: ReplyRecord) -> None:
         """Store a turn's reply."""
-        doc = {k: v for k, v in reply.__dict__.items() if k not in ("session", "turn", "delivered")}
         self.conn.execute(
             "INSERT INTO replies (session, turn, delivered, doc) VALUES (%s, %s, %s, %s) ON CONFLICT (session, turn) "
             "DO UPDATE SET delivered = EXCLUDED.delivered, doc = EXCLUDED.doc",
-            (reply.session, reply.turn, int(reply.delivered), _ENCODE(doc)))
+            (reply.session, reply.turn, int(reply.delivered), reply_doc(reply)))
 
 
 def _redact(url: str) -> str:
@@ -425,15 +435,6 @@ class PostgresStore(BufferedWrites):
             except (psycopg.Error, PoolTimeout) as exc:
                 raise StoreUnavailable(f"store {self.path}: cannot read {what} of session {session}: {exc}") from exc
 
-    @staticmethod
-    def _decode(text: Any, session: str, what: str) -> Any:
-        if not isinstance(text, str):
-            raise StoreCorrupt(session, what, "not a text document")
-        try:
-            return _DECODE(text)
-        except (ValueError, RecursionError) as exc:
-            raise StoreCorrupt(session, what, f"not JSON: {str(exc)[:80]}") from exc
-
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history, or None; `StoreCorrupt` when a row cannot be read."""
         with self._snapshot(session_id, "session") as conn:
@@ -443,14 +444,10 @@ class PostgresStore(BufferedWrites):
             messages = conn.execute("SELECT doc FROM messages WHERE session = %s ORDER BY seq", (session_id,)).fetchall()
             entities = conn.execute("SELECT doc FROM entities WHERE session = %s ORDER BY seq", (session_id,)).fetchall()
             tasks = conn.execute("SELECT id FROM tasks WHERE session = %s ORDER BY n, id", (session_id,)).fetchall()
-        doc = _check(SessionState, self._decode(row[0], session_id, "session"), session_id, "session")
+        doc = session_fields(row[0], session_id)
         history: dict[str, Any] = {"tasks": [r[0] for r in tasks]}
         for key, table, rows in (("user_messages", "messages", messages), ("entities", "entities", entities)):
-            items = [self._decode(r[0], session_id, f"{table} {n}") for n, r in enumerate(rows, 1)]
-            if not all(isinstance(i, dict) for i in items):
-                raise StoreCorrupt(session_id, table, "an item is not an object")
-            history[key] = items
-        doc = {k: v for k, v in doc.items() if k not in _HISTORY}
+            history[key] = history_items(((n, r[0]) for n, r in enumerate(rows, 1)), session_id, table)
         return SessionState(**doc, **history, version=row[1])
 
     def version_of(self, session_id: str) -> int:
@@ -459,34 +456,23 @@ class PostgresStore(BufferedWrites):
         rows = self._rows(session_id, "session", "SELECT version FROM sessions WHERE id = %s", (session_id,))
         return int(rows[0][0]) if rows else 0
 
-    def _task(self, session_id: str, task_id: str, text: Any) -> TaskState:
-        what = f"task {task_id}"
-        doc = _check(TaskState, self._decode(text, session_id, what), session_id, what)
-        nodes = {key: node_from_doc(_check(NodeState, node, session_id, f"{what} node {key}"))
-                 for key, node in doc.get("nodes", {}).items()}
-        try:
-            return TaskState(**dict(doc, nodes=nodes))
-        except TypeError as exc:
-            raise StoreCorrupt(session_id, what, str(exc)) from exc
-
     def get_task(self, session_id: str, task_id: str) -> TaskState | None:
         """A task of a session, or None."""
         rows = self._rows(session_id, f"task {task_id}", "SELECT doc FROM tasks WHERE session = %s AND id = %s",
                           (session_id, task_id))
-        return self._task(session_id, task_id, rows[0][0]) if rows else None
+        return task_from(session_id, task_id, rows[0][0]) if rows else None
 
     def open_tasks(self, session_id: str) -> list[TaskState]:
         """Tasks of the session not ended."""
         rows = self._rows(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = %s AND state NOT IN "
                           "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,))
-        return [self._task(session_id, tid, doc) for tid, doc in rows]
+        return [task_from(session_id, tid, doc) for tid, doc in rows]
 
     def evidence_of(self, session_id: str) -> list[Evidence]:
         """All evidence of a session in creation order."""
         rows = self._rows(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = %s ORDER BY seq",
                           (session_id,))
-        return [Evidence(**_check(Evidence, self._decode(doc, session_id, f"evidence {eid}"), session_id,
-                                  f"evidence {eid}")) for eid, doc in rows]
+        return [evidence_from(session_id, eid, doc) for eid, doc in rows]
 
     def last_reply(self, session_id: str) -> ReplyRecord | None:
         """The reply of the latest stored turn."""
@@ -494,11 +480,7 @@ class PostgresStore(BufferedWrites):
                           "ORDER BY turn DESC LIMIT 1", (session_id,))
         if not rows:
             return None
-        turn, delivered, doc = rows[0]
-        data = _check(ReplyRecord, dict(self._decode(doc, session_id, f"reply {turn}") or {},
-                                        session=session_id, turn=turn, delivered=bool(delivered)),
-                      session_id, f"reply {turn}")
-        return ReplyRecord(**data)
+        return reply_from(session_id, *rows[0])
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""

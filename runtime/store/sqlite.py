@@ -7,16 +7,14 @@ its writes cannot interleave with another process's.
 """
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import MISSING, fields
 from typing import Any, Callable
 
-from skillc.runtime.state import Evidence, SessionState, TaskState, node_from_doc, to_doc
+from skillc.runtime.state import Evidence, SessionState, TaskState, to_doc
 from skillc.runtime.store.base import (
     SCHEMA_VERSION,
     BufferedWrites,
@@ -29,13 +27,19 @@ from skillc.runtime.store.base import (
     StoreUnavailable,
     holder_dead,
 )
+from skillc.runtime.store.rows import (
+    DECODE,
+    ENCODE,
+    evidence_from,
+    history_items,
+    reply_doc,
+    reply_from,
+    session_doc,
+    session_fields,
+    task_from,
+    task_number,
+)
 
-# One encoder for every document: json.dumps with options builds a new encoder per call.
-_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
-_DECODE = json.JSONDecoder().decode
-FINAL_TASK = ("DONE", "FAILED", "CANCELLED")
-# The session's history lists live in their own tables, never in the session row.
-_HISTORY = ("user_messages", "entities", "tasks", "version")
 BUSY_TIMEOUT = 30.0  # seconds a statement waits for another connection's write lock
 
 
@@ -75,21 +79,21 @@ def _v2(db: sqlite3.Connection) -> None:
     """)
     for sid, doc in db.execute("SELECT id, doc FROM sessions").fetchall():
         try:
-            data = _DECODE(doc)
+            data = DECODE(doc)
             messages, entities = list(data.pop("user_messages", [])), list(data.pop("entities", []))
             order = {t: i for i, t in enumerate(data.pop("tasks", []), 1)}
         except (ValueError, TypeError, AttributeError):
             continue  # left as it is: opening that session reports it corrupt
-        db.execute("UPDATE sessions SET doc = ? WHERE id = ?", (_ENCODE(data), sid))
+        db.execute("UPDATE sessions SET doc = ? WHERE id = ?", (ENCODE(data), sid))
         db.executemany("INSERT INTO messages (session, seq, doc) VALUES (?, ?, ?)",
-                       [(sid, i, _ENCODE(m)) for i, m in enumerate(messages, 1)])
+                       [(sid, i, ENCODE(m)) for i, m in enumerate(messages, 1)])
         db.executemany("INSERT INTO entities (session, seq, doc) VALUES (?, ?, ?)",
-                       [(sid, i, _ENCODE(e)) for i, e in enumerate(entities, 1)])
+                       [(sid, i, ENCODE(e)) for i, e in enumerate(entities, 1)])
         for tid, n in order.items():
             db.execute("UPDATE tasks SET n = ? WHERE session = ? AND id = ?", (n, sid, tid))
     for sid, tid, doc in db.execute("SELECT session, id, doc FROM tasks").fetchall():
         try:
-            state = _DECODE(doc).get("state", "RUNNING")
+            state = DECODE(doc).get("state", "RUNNING")
         except (ValueError, AttributeError):
             continue
         db.execute("UPDATE tasks SET state = ? WHERE session = ? AND id = ?", (str(state), sid, tid))
@@ -100,49 +104,6 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
-def _task_number(task_id: str) -> int:
-    return int(task_id[1:]) if task_id[:1] == "t" and task_id[1:].isdigit() else 0
-
-
-_SCHEMAS: dict[type, tuple[dict[str, type | None], frozenset[str]]] = {}
-
-
-def _schema(cls: type) -> tuple[dict[str, type | None], frozenset[str]]:
-    """Per dataclass, once: the kind each field's default has (None: any), and the required fields."""
-    hit = _SCHEMAS.get(cls)
-    if hit is None:
-        kinds: dict[str, type | None] = {}
-        required = set()
-        for f in fields(cls):
-            default = f.default_factory() if f.default_factory is not MISSING else f.default  # type: ignore[misc]
-            if default is MISSING:
-                required.add(f.name)
-            kinds[f.name] = type(default) if default is not MISSING and default is not None else None
-        hit = _SCHEMAS[cls] = (kinds, frozenset(required))
-    return hit
-
-
-def _check(cls: type, doc: Any, session: str, what: str) -> dict[str, Any]:
-    """A stored document as keyword arguments of `cls`: a dict with known keys whose values have
-    the kinds the dataclass's defaults have (a wrong type fails here, not deep in a turn)."""
-    if not isinstance(doc, dict):
-        raise StoreCorrupt(session, what, f"a {type(doc).__name__}, not an object")
-    kinds, required = _schema(cls)
-    for key, value in doc.items():
-        if key not in kinds:
-            raise StoreCorrupt(session, what, f"unknown field {key!r}")
-        kind = kinds[key]
-        if kind is None or value is None or type(value) is kind:
-            continue
-        if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
-            raise StoreCorrupt(session, what, f"{key} is not an integer")
-        if kind in (dict, list, str, bool) and not isinstance(value, kind):
-            raise StoreCorrupt(session, what, f"{key} is not a {kind.__name__}")
-    if not required.issubset(doc):
-        raise StoreCorrupt(session, what, f"missing {', '.join(sorted(required - doc.keys()))}")
-    return doc
-
-
 class _Unit:
     """The writes of one unit of work on one connection (see base.UnitOfWork)."""
 
@@ -151,17 +112,17 @@ class _Unit:
 
     def put_session(self, state: SessionState, now: float) -> None:
         """Versioned write of the session row, then the history items not stored yet."""
-        doc = {k: v for k, v in state.__dict__.items() if k not in _HISTORY}
+        doc = session_doc(state)
         db, sid = self.db, state.id
         if state.version == 0:
             try:
                 db.execute("INSERT INTO sessions (id, doc, updated, version) VALUES (?, ?, ?, 1)",
-                           (sid, _ENCODE(doc), now))
+                           (sid, doc, now))
             except sqlite3.IntegrityError as exc:
                 raise StoreConflict(f"session {sid} already exists") from exc
         else:
             cur = db.execute("UPDATE sessions SET doc = ?, updated = ?, version = version + 1 "
-                             "WHERE id = ? AND version = ?", (_ENCODE(doc), now, sid, state.version))
+                             "WHERE id = ? AND version = ?", (doc, now, sid, state.version))
             if cur.rowcount != 1:
                 raise StoreConflict(f"session {sid} was changed by another writer since it was loaded")
         state.version += 1
@@ -169,7 +130,7 @@ class _Unit:
             stored = db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table} WHERE session = ?", (sid,)).fetchone()[0]
             if len(items) > stored:
                 db.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (?, ?, ?)",
-                               [(sid, i, _ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
+                               [(sid, i, ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
 
     def put_task(self, task: TaskState) -> None:
         """Insert or replace one task document. Its nodes' evidence id lists are left out: they
@@ -179,18 +140,17 @@ class _Unit:
         for node in doc["nodes"].values():
             node["evidence"] = []
         self.db.execute("INSERT OR REPLACE INTO tasks (id, session, doc, n, state) VALUES (?, ?, ?, ?, ?)",
-                        (task.id, task.session, _ENCODE(doc), _task_number(task.id), task.state))
+                        (task.id, task.session, ENCODE(doc), task_number(task.id), task.state))
 
     def put_evidence(self, session: str, ev: Evidence) -> None:
         """Insert or replace one evidence document."""
         self.db.execute("INSERT OR REPLACE INTO evidence (id, session, seq, status, doc) VALUES (?, ?, ?, ?, ?)",
-                        (ev.id, session, ev.seq, ev.status, _ENCODE(to_doc(ev))))
+                        (ev.id, session, ev.seq, ev.status, ENCODE(to_doc(ev))))
 
     def put_reply(self, reply: ReplyRecord) -> None:
         """Store a turn's reply."""
-        doc = {k: v for k, v in reply.__dict__.items() if k not in ("session", "turn", "delivered")}
         self.db.execute("INSERT OR REPLACE INTO replies (session, turn, delivered, doc) VALUES (?, ?, ?, ?)",
-                        (reply.session, reply.turn, int(reply.delivered), _ENCODE(doc)))
+                        (reply.session, reply.turn, int(reply.delivered), reply_doc(reply)))
 
 
 def _is_corruption(exc: sqlite3.Error) -> bool:
@@ -335,31 +295,19 @@ class SQLiteStore(BufferedWrites):
                 raise StoreCorrupt(session, what, str(exc)) from exc
             raise StoreUnavailable(f"store {self.path}: cannot read {what} of session {session}: {exc}") from exc
 
-    @staticmethod
-    def _decode(text: Any, session: str, what: str) -> Any:
-        if not isinstance(text, str):
-            raise StoreCorrupt(session, what, "not a text document")
-        try:
-            return _DECODE(text)
-        except (ValueError, RecursionError) as exc:
-            raise StoreCorrupt(session, what, f"not JSON: {str(exc)[:80]}") from exc
-
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history, or None; `StoreCorrupt` when a row cannot be read."""
         rows = self._rows(session_id, "session", "SELECT doc, version FROM sessions WHERE id = ?", (session_id,))
         if not rows:
             return None
-        doc = _check(SessionState, self._decode(rows[0][0], session_id, "session"), session_id, "session")
+        doc = session_fields(rows[0][0], session_id)
         history: dict[str, Any] = {}
         for key, table in (("user_messages", "messages"), ("entities", "entities")):
-            items = [self._decode(d, session_id, f"{table} {n}") for n, d in self._rows(
-                session_id, table, f"SELECT seq, doc FROM {table} WHERE session = ? ORDER BY seq", (session_id,))]
-            if not all(isinstance(i, dict) for i in items):
-                raise StoreCorrupt(session_id, table, "an item is not an object")
-            history[key] = items
+            history[key] = history_items(self._rows(
+                session_id, table, f"SELECT seq, doc FROM {table} WHERE session = ? ORDER BY seq", (session_id,)),
+                session_id, table)
         history["tasks"] = [r[0] for r in self._rows(session_id, "tasks",
                                                      "SELECT id FROM tasks WHERE session = ? ORDER BY n, id", (session_id,))]
-        doc = {k: v for k, v in doc.items() if k not in _HISTORY}
         version = rows[0][1]
         if not isinstance(version, int):
             raise StoreCorrupt(session_id, "session", "version is not an integer")
@@ -377,38 +325,22 @@ class SQLiteStore(BufferedWrites):
             raise StoreCorrupt(session_id, "session", "version is not an integer")
         return version
 
-    def _task(self, session_id: str, task_id: str, text: Any) -> TaskState:
-        what = f"task {task_id}"
-        doc = _check(TaskState, self._decode(text, session_id, what), session_id, what)
-        nodes = {}
-        for key, node in doc.get("nodes", {}).items():
-            from skillc.runtime.state import NodeState
-            nodes[key] = node_from_doc(_check(NodeState, node, session_id, f"{what} node {key}"))
-        try:
-            return TaskState(**dict(doc, nodes=nodes))
-        except TypeError as exc:
-            raise StoreCorrupt(session_id, what, str(exc)) from exc
-
     def get_task(self, session_id: str, task_id: str) -> TaskState | None:
         """A task of a session, or None."""
         rows = self._rows(session_id, f"task {task_id}", "SELECT doc FROM tasks WHERE session = ? AND id = ?",
                           (session_id, task_id))
-        return self._task(session_id, task_id, rows[0][0]) if rows else None
+        return task_from(session_id, task_id, rows[0][0]) if rows else None
 
     def open_tasks(self, session_id: str) -> list[TaskState]:
         """Tasks of the session not ended."""
         rows = self._rows(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = ? AND state NOT IN "
                           "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,))
-        return [self._task(session_id, tid, doc) for tid, doc in rows]
+        return [task_from(session_id, tid, doc) for tid, doc in rows]
 
     def evidence_of(self, session_id: str) -> list[Evidence]:
         """All evidence of a session in creation order."""
-        out = []
-        for eid, doc in self._rows(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? ORDER BY seq",
-                                   (session_id,)):
-            what = f"evidence {eid}"
-            out.append(Evidence(**_check(Evidence, self._decode(doc, session_id, what), session_id, what)))
-        return out
+        return [evidence_from(session_id, eid, doc) for eid, doc in self._rows(
+            session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? ORDER BY seq", (session_id,))]
 
     def last_reply(self, session_id: str) -> ReplyRecord | None:
         """The reply of the latest stored turn."""
@@ -416,11 +348,7 @@ class SQLiteStore(BufferedWrites):
                           "ORDER BY turn DESC LIMIT 1", (session_id,))
         if not rows:
             return None
-        turn, delivered, doc = rows[0]
-        data = _check(ReplyRecord, dict(self._decode(doc, session_id, f"reply {turn}") or {},
-                                        session=session_id, turn=turn, delivered=bool(delivered)),
-                      session_id, f"reply {turn}")
-        return ReplyRecord(**data)
+        return reply_from(session_id, *rows[0])
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""

@@ -1,0 +1,128 @@
+"""What every backend shares about stored rows: how documents are encoded, checked and read back.
+
+The SQLite and PostgreSQL stores differ in SQL and transactions only; the documents they hold
+(session row, task, evidence, reply) are the same JSON, written and checked here, so neither
+backend depends on the other's private helpers and a stored row means one thing everywhere.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import MISSING, fields
+from typing import Any
+
+from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc
+from skillc.runtime.store.base import ReplyRecord, StoreCorrupt
+
+# One encoder for every document: json.dumps with options builds a new encoder per call.
+ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
+DECODE = json.JSONDecoder().decode
+FINAL_TASK = ("DONE", "FAILED", "CANCELLED")
+# The session's history lists live in their own tables, never in the session row.
+HISTORY = ("user_messages", "entities", "tasks", "version")
+# Fields of a reply that are columns of its row, not parts of its document.
+_REPLY_COLUMNS = ("session", "turn", "delivered")
+
+
+def task_number(task_id: str) -> int:
+    """The order of a task id ("t12" -> 12; anything else 0), stored beside the task's row."""
+    return int(task_id[1:]) if task_id[:1] == "t" and task_id[1:].isdigit() else 0
+
+
+_SCHEMAS: dict[type, tuple[dict[str, type | None], frozenset[str]]] = {}
+
+
+def _schema(cls: type) -> tuple[dict[str, type | None], frozenset[str]]:
+    """Per dataclass, once: the kind each field's default has (None: any), and the required fields."""
+    hit = _SCHEMAS.get(cls)
+    if hit is None:
+        kinds: dict[str, type | None] = {}
+        required = set()
+        for f in fields(cls):
+            default = f.default_factory() if f.default_factory is not MISSING else f.default  # type: ignore[misc]
+            if default is MISSING:
+                required.add(f.name)
+            kinds[f.name] = type(default) if default is not MISSING and default is not None else None
+        hit = _SCHEMAS[cls] = (kinds, frozenset(required))
+    return hit
+
+
+def check(cls: type, doc: Any, session: str, what: str) -> dict[str, Any]:
+    """A stored document as keyword arguments of `cls`: a dict with known keys whose values have
+    the kinds the dataclass's defaults have (a wrong type fails here, not deep in a turn)."""
+    if not isinstance(doc, dict):
+        raise StoreCorrupt(session, what, f"a {type(doc).__name__}, not an object")
+    kinds, required = _schema(cls)
+    for key, value in doc.items():
+        if key not in kinds:
+            raise StoreCorrupt(session, what, f"unknown field {key!r}")
+        kind = kinds[key]
+        if kind is None or value is None or type(value) is kind:
+            continue
+        if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
+            raise StoreCorrupt(session, what, f"{key} is not an integer")
+        if kind in (dict, list, str, bool) and not isinstance(value, kind):
+            raise StoreCorrupt(session, what, f"{key} is not a {kind.__name__}")
+    if not required.issubset(doc):
+        raise StoreCorrupt(session, what, f"missing {', '.join(sorted(required - doc.keys()))}")
+    return doc
+
+
+def decode(text: Any, session: str, what: str) -> Any:
+    """A stored JSON text back as a value; `StoreCorrupt` when it is not text or not JSON."""
+    if not isinstance(text, str):
+        raise StoreCorrupt(session, what, "not a text document")
+    try:
+        return DECODE(text)
+    except (ValueError, RecursionError) as exc:
+        raise StoreCorrupt(session, what, f"not JSON: {str(exc)[:80]}") from exc
+
+
+def session_doc(state: SessionState) -> str:
+    """The session row's document: the session's own fields, without its history."""
+    return ENCODE({k: v for k, v in state.__dict__.items() if k not in HISTORY})
+
+
+def session_fields(text: Any, session: str) -> dict[str, Any]:
+    """A session row's document checked, as keyword arguments of SessionState (history left out)."""
+    doc = check(SessionState, decode(text, session, "session"), session, "session")
+    return {k: v for k, v in doc.items() if k not in HISTORY}
+
+
+def history_items(rows: Iterable[tuple[int, Any]], session: str, table: str) -> list[dict[str, Any]]:
+    """The documents of a history table's (seq, doc) rows (messages, entities), each an object."""
+    items = [decode(text, session, f"{table} {n}") for n, text in rows]
+    if not all(isinstance(i, dict) for i in items):
+        raise StoreCorrupt(session, table, "an item is not an object")
+    return items
+
+
+def task_from(session: str, task_id: str, text: Any) -> TaskState:
+    """A task row's document back as a TaskState (its nodes checked one by one)."""
+    what = f"task {task_id}"
+    doc = check(TaskState, decode(text, session, what), session, what)
+    nodes = {key: node_from_doc(check(NodeState, node, session, f"{what} node {key}"))
+             for key, node in doc.get("nodes", {}).items()}
+    try:
+        return TaskState(**dict(doc, nodes=nodes))
+    except TypeError as exc:
+        raise StoreCorrupt(session, what, str(exc)) from exc
+
+
+def evidence_from(session: str, evidence_id: str, text: Any) -> Evidence:
+    """An evidence row's document back as an Evidence record."""
+    what = f"evidence {evidence_id}"
+    return Evidence(**check(Evidence, decode(text, session, what), session, what))
+
+
+def reply_doc(reply: ReplyRecord) -> str:
+    """A reply row's document: the reply without the fields that are the row's columns."""
+    return ENCODE({k: v for k, v in reply.__dict__.items() if k not in _REPLY_COLUMNS})
+
+
+def reply_from(session: str, turn: int, delivered: Any, text: Any) -> ReplyRecord:
+    """A reply row back as a ReplyRecord."""
+    what = f"reply {turn}"
+    data = check(ReplyRecord, dict(decode(text, session, what) or {}, session=session, turn=turn,
+                                   delivered=bool(delivered)), session, what)
+    return ReplyRecord(**data)
