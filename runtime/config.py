@@ -3,6 +3,7 @@
 ```toml
 [studio]
 source = "studio/"                 # a directory, a SQLite file, or an http(s) URL
+# url = "http://studio:8780"       # a studio service only (serve prefers it over `source`)
 [store]
 path = "skillc.db"                 # or: url = "postgresql://user@db/skillc" (or $SKILLC_STORE_URL)
 [model]
@@ -18,6 +19,8 @@ args = ["-m", "cms_server"]
 env = {CMS_DB = "{tmp}/cms.db"}    # {tmp}: substituted by the caller (McpServerConfig.with_tmp)
 [mcp.servers.search]
 url = "http://127.0.0.1:9000/mcp"  # streamable HTTP
+[server]                           # `skillc serve` only (docs/API.md §7)
+port = 8765
 [settings]                         # the spec's names; top-level dotted keys work too
 "state.reconfirm-after" = "24h"
 fingerprint-limit = 3
@@ -162,6 +165,16 @@ class StudioConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     source: str | None = None
+    url: str | None = None
+    """A studio service (`skillc studio serve`), as the serve issue spells it; `serve` prefers it."""
+
+    @field_validator("url")
+    @classmethod
+    def _service_url(cls, value: str | None) -> str | None:
+        # A directory or SQLite studio belongs in `source`; `url` naming a path is a slip.
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("`url` must be an http(s):// studio service (a directory or SQLite file is `source`)")
+        return value
 
 
 STORE_URL_ENV = "SKILLC_STORE_URL"
@@ -236,6 +249,32 @@ class McpServerConfig(BaseModel):
         })
 
 
+class ServerConfig(BaseModel):
+    """`[server]`: how `skillc serve` listens, authenticates and shuts down (docs/API.md §7).
+
+    Only the key names are checked here (unknown ones are reported like any other); the values are
+    read and checked by `skillc.runtime.server.options.read_options`, so `chat` never fails on a
+    serve-only value and serve keeps one place that spells its defaults.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    host: Any = None
+    port: Any = None
+    auth: Any = None
+    secret_env: Any = None
+    secret: Any = None
+    clock_skew: Any = None
+    shutdown_grace: Any = None
+    trace_dir: Any = None
+    studio_refresh: Any = None
+    studio_timeout: Any = None
+    cors_origins: Any = None
+
+    def table(self) -> dict[str, Any]:
+        """The keys the file gave (what `read_options` reads), without the unset ones."""
+        return self.model_dump(exclude_none=True)
+
+
 class McpConfig(BaseModel):
     """`[mcp]`: per-call timeout, connect timeout and the servers whose tools form the catalog."""
 
@@ -252,6 +291,7 @@ class Config(BaseModel):
     store: StoreConfig = Field(default_factory=StoreConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
     settings: Settings = Field(default_factory=Settings)
     path: Path | None = None
     """The file this was loaded from (None for defaults)."""
@@ -261,6 +301,7 @@ class Config(BaseModel):
 
 _SECTIONS: dict[str, type[BaseModel]] = {
     "studio": StudioConfig, "store": StoreConfig, "model": ModelConfig, "mcp": McpConfig,
+    "server": ServerConfig,
 }
 # Top-level roots under which the spec's dotted setting names live (`state.…`, `platform.…`).
 _SETTING_ROOTS = {name.split(".", 1)[0] for name in SETTING_NAMES}
@@ -350,7 +391,10 @@ def _resolve_paths(config: Config, base: Path | None) -> Config:
         return str((base / value).resolve())
 
     servers = {name: s.model_copy(update={"cwd": resolve(s.cwd)}) for name, s in config.mcp.servers.items()}
+    trace_dir = config.server.trace_dir
     return config.model_copy(update={
+        "server": config.server.model_copy(update={
+            "trace_dir": resolve(trace_dir) if isinstance(trace_dir, str) and trace_dir else trace_dir}),
         "studio": config.studio.model_copy(update={"source": resolve(config.studio.source)}),
         "store": config.store.model_copy(update={"path": resolve(config.store.path)}),
         "mcp": config.mcp.model_copy(update={"servers": servers}),

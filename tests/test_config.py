@@ -108,6 +108,24 @@ def test_unknown_keys_warn_but_load(tmp_path: Path) -> None:
     assert len(config.warnings) == 5
 
 
+def test_server_table_and_studio_url_are_known(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    text = ('[studio]\nurl = "http://studio.internal:8780"\n[server]\nhost = "0.0.0.0"\nport = 9000\n'
+            'auth = "dev"\nsecret_env = "GW"\nclock_skew = "60s"\nshutdown_grace = "5s"\n'
+            'trace_dir = "traces"\nstudio_refresh = "1s"\nstudio_timeout = "2s"\ncors_origins = []\n')
+    with caplog.at_level("WARNING", logger="skillc.runtime.config"):
+        config = load_config(write(tmp_path, text))
+    assert config.warnings == [] and caplog.records == []
+    assert config.studio.url == "http://studio.internal:8780"
+    assert config.server.port == 9000 and config.server.trace_dir == str(tmp_path / "traces")
+    misspelt = load_config(write(tmp_path, "[server]\nprot = 1\n"))
+    assert misspelt.warnings == [f"{tmp_path / 'skillc.toml'}: unknown key 'prot' in [server] ignored"]
+
+
+def test_studio_url_is_a_service_url(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="studio service"):
+        load_config(write(tmp_path, '[studio]\nurl = "studio/"\n'))
+
+
 def test_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
     path = write(tmp_path, '[store]\npath = "a.db"\ntimeout = = 3\n')
     with pytest.raises(ConfigError) as info:

@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(config_path)
         if args.base_url:
             config = config.model_copy(update={"model": config.model.model_copy(update={"base_url": args.base_url})})
-        options = read_options(config_path, dev=args.dev_insecure or None, host=args.host, port=args.port)
+        options = read_options(config_path, config=config, dev=args.dev_insecure or None, host=args.host,
+                               port=args.port)
         app = create_app(args.source, config=config, options=options)
     except (ConfigError, ValueError) as exc:
         print(f"skillc serve: error: {exc}", file=sys.stderr)

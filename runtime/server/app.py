@@ -49,7 +49,7 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
     from skillc.runtime.config import load_config
 
     config = config if config is not None else load_config(config_path)
-    options = options or read_options(config_path, dev=dev or None, secret=secret)
+    options = options or read_options(config_path, config=config, dev=dev or None, secret=secret)
     from skillc.runtime import telemetry
 
     telemetry.for_service(config_path)  # [telemetry] / OTEL_*: spans; metrics for GET /metrics either way

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillc.runtime.config import ConfigError, parse_duration
+from skillc.runtime.config import Config, ConfigError, load_config, parse_duration
 
 
 @dataclass(frozen=True)
@@ -31,26 +30,20 @@ class ServeOptions:
     """`[studio] url`: a studio service (same as an http(s) `[studio] source`)."""
 
 
-def read_options(config_path: str | os.PathLike[str] | None, env: dict[str, str] | None = None,
-                 **overrides: Any) -> ServeOptions:
-    """`[server]` of the config file (if any), then the environment, then explicit overrides."""
+def read_options(config_path: str | os.PathLike[str] | None, env: dict[str, str] | None = None, *,
+                 config: Config | None = None, **overrides: Any) -> ServeOptions:
+    """`[server]` (and `[studio] url`) of the parsed config, then the environment, then explicit
+    overrides. Without `config`, the file at `config_path` (if any) is loaded with `load_config`."""
     env = dict(os.environ) if env is None else env
-    table: dict[str, Any] = {}
-    raw: dict[str, Any] = {}
-    base = Path(".")
-    if config_path is not None and Path(config_path).is_file():
-        base = Path(config_path).resolve().parent
-        try:
-            raw = tomllib.loads(Path(config_path).read_text(encoding="utf-8"))
-            table = raw.get("server", {})
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{config_path}: invalid TOML: {exc}") from None
-    if not isinstance(table, dict):
-        raise ConfigError(f"{config_path}: [server] must be a table")
+    if config is None:
+        config = load_config(config_path) if config_path is not None and Path(config_path).is_file() else Config()
+    where = str(config.path or config_path or "skillc.toml")
+    # load_config already made a relative trace_dir absolute against the file's folder.
+    base = config.path.resolve().parent if config.path is not None else Path(".")
+    table: dict[str, Any] = config.server.table()
     values: dict[str, Any] = {}
-    studio = raw.get("studio", {}) if isinstance(raw.get("studio"), dict) else {}
-    if isinstance(studio.get("url"), str) and studio["url"]:
-        values["studio_url"] = studio["url"]
+    if config.studio.url:
+        values["studio_url"] = config.studio.url
     try:
         for key in ("host",):
             if key in table:
@@ -61,14 +54,14 @@ def read_options(config_path: str | os.PathLike[str] | None, env: dict[str, str]
             if key in table:
                 values[key] = parse_duration(table[key])
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{config_path}: [server]: {exc}") from None
+        raise ConfigError(f"{where}: [server]: {exc}") from None
     origins = table.get("cors_origins", [])
     if not isinstance(origins, list) or not all(isinstance(o, str) for o in origins):
-        raise ConfigError(f"{config_path}: [server] cors_origins must be a list of origins")
+        raise ConfigError(f"{where}: [server] cors_origins must be a list of origins")
     values["cors_origins"] = tuple(origins)
     auth = table.get("auth", "hmac")
     if auth not in ("hmac", "dev"):
-        raise ConfigError(f"{config_path}: [server] auth must be \"hmac\" or \"dev\", got {auth!r}")
+        raise ConfigError(f"{where}: [server] auth must be \"hmac\" or \"dev\", got {auth!r}")
     values["dev"] = auth == "dev" or env.get("SKILLC_SERVE_DEV", "") in ("1", "true", "yes")
     secret_env = str(table.get("secret_env", "SKILLC_GATEWAY_SECRET"))
     values["secret"] = env.get(secret_env) or table.get("secret") or None
