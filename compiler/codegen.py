@@ -37,6 +37,8 @@ COMPILER_VERSION = f"{__version__}+codegen.{CODEGEN_REVISION}"
 _MAX_LITERAL_DEPTH = 40
 
 _ROOT_OF_PREFIX = {"inputs": "ctx.inputs", "outputs": "ctx.outputs", "shared": "ctx.shared", "session": "ctx.session"}
+# The references read under one of those roots (the keys above, as IR classes for isinstance).
+_ROOT_REFS = (ir.InputsRef, ir.OutputsRef, ir.SharedRef, ir.SessionRef)
 
 
 class UnsafeLiteral(SkillcError, ValueError):
@@ -164,28 +166,26 @@ def _has_each(parts: tuple) -> bool:
 # ---------------------------------------------------------------- expressions
 
 
-def expr_code(expr: ir.Node) -> Code:
+def expr_code(expr: ir.Expr) -> Code:
     """Python code evaluating a from-expression against a `BindContext` named `ctx`."""
-    kind = getattr(expr, "kind", None)
-    if kind in _ROOT_OF_PREFIX:
-        return Code(f"rt.get_path({_ROOT_OF_PREFIX[kind]}, {literal(parts_of(expr.path))})")
-    if kind == "platform":
+    if isinstance(expr, _ROOT_REFS):
+        return Code(f"rt.get_path({_ROOT_OF_PREFIX[expr.kind]}, {literal(parts_of(expr.path))})")
+    if isinstance(expr, ir.PlatformRef):
         return Code(f"ctx.platform.get({literal(expr.field)}, rt.MISSING)")
-    if kind == "prior":
+    if isinstance(expr, ir.PriorRef):
         return Code(f"ctx.prior({literal(expr.entity_type)}, {literal(expr.entity_id)}, {literal(expr.attr)})")
-    if kind == "evidence":
+    if isinstance(expr, ir.EvidenceRef):
         return Code(f"ctx.evidence_value({literal(expr.key)}, {literal(parts_of(expr.path))})")
-    if kind == "bare":
+    if isinstance(expr, ir.BareRef):
         return Code(f"ctx.upstream_output({literal(parts_of(expr.path))})")
     return Code("rt.MISSING")  # call.* outside verify.args: rejected by the front end
 
 
-def _unique_code(expr: ir.Node) -> Code:
-    kind = getattr(expr, "kind", None)
-    if kind == "evidence":
+def _unique_code(expr: ir.Expr) -> Code:
+    if isinstance(expr, ir.EvidenceRef):
         return Code(f"rt.unique_evidence({expr_code(expr)})")
-    if kind in _ROOT_OF_PREFIX:
-        return Code(f"rt.unique_path({_ROOT_OF_PREFIX[kind]}, {literal(parts_of(expr.path))})")
+    if isinstance(expr, _ROOT_REFS):
+        return Code(f"rt.unique_path({_ROOT_OF_PREFIX[expr.kind]}, {literal(parts_of(expr.path))})")
     return Code(f"rt.unique_path({expr_code(expr)}, ())")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from skillc.compiler import ir
 from skillc.compiler.codegen import _ROOT_OF_PREFIX, Code, UnsafeLiteral, _has_each, _unique_code, comment, expr_code, literal, parts_of
@@ -134,7 +134,7 @@ _MATCHER = {
 _SOURCES = ("USER", "EVIDENCE", "NODE_OUTPUT", "SHARED", "SESSION", "PRIOR_TASK", "MODEL", "CONTRACT", "PLATFORM")
 
 
-def _arg_note(param: str, arg: ir.ArgContract, sources: list[str]) -> Code:
+def _arg_note(param: str, arg: ir.ArgContract, sources: Sequence[str]) -> Code:
     """What a reviewer reads above an argument's check: its binding, sources and missing action."""
     bits: list[str | Code] = [comment(param)]
     if arg.has_const:
@@ -361,16 +361,16 @@ def _entity_literal(e: ir.Entity) -> Code:
 def input_view(spec: ir.InputSpec) -> dict[str, Any]:
     expr = spec.from_
     prefix = expr.kind if expr is not None else None
-    share_key = parts_of(expr.path) if prefix in ("shared", "session") else None
+    share_key = parts_of(expr.path) if isinstance(expr, (ir.SharedRef, ir.SessionRef)) else None
     if expr is None:
         code, source = Code(f"ctx.upstream_output({literal((('k', spec.name),))})"), "NODE_OUTPUT"
-    elif prefix in ("shared", "session"):
-        code, source = expr_code(expr), ir.SOURCE_OF_PREFIX[prefix]
-    elif prefix == "outputs":
+    elif isinstance(expr, (ir.SharedRef, ir.SessionRef)):
+        code, source = expr_code(expr), ir.SOURCE_OF_PREFIX[expr.kind]
+    elif isinstance(expr, ir.OutputsRef):
         code, source = Code(f"ctx.upstream_output({literal(parts_of(expr.path))})"), "NODE_OUTPUT"
-    elif prefix == "prior":
-        code, source = expr_code(expr), ir.SOURCE_OF_PREFIX[prefix]
-    elif prefix == "bare":
+    elif isinstance(expr, ir.PriorRef):
+        code, source = expr_code(expr), ir.SOURCE_OF_PREFIX[expr.kind]
+    elif isinstance(expr, ir.BareRef):
         code, source = Code(f"ctx.upstream_output({literal(parts_of(expr.path))})"), "NODE_OUTPUT"
     else:
         # §7: "不写或其他前缀" — any other prefix (platform., evidence., inputs., …) reads the nearest

@@ -22,7 +22,7 @@ import tempfile
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from skillc.compiler.diff_read import SkillView, read_agents, read_compiled
 from skillc.runtime.errors import SkillcError
@@ -134,6 +134,13 @@ def _q(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+class _Where(TypedDict, total=False):
+    """Which tool (and argument) a change belongs to, passed on as keywords to `_Collector.add`."""
+
+    tool: str
+    arg: str
+
+
 class _Collector:
     def __init__(self, skill: str) -> None:
         self.skill = skill
@@ -145,7 +152,7 @@ class _Collector:
 
 
 def _compare_arg(c: _Collector, tool: str, arg: str, o: dict[str, Any], n: dict[str, Any]) -> None:
-    where = dict(tool=tool, arg=arg)
+    where: _Where = {"tool": tool, "arg": arg}
     if o["provenance"] is not None and n["provenance"] is None and not n["bound"]:
         c.add("arg.accepts_model", "now accepts MODEL values (anything the model writes)", True, **where)
     elif o["provenance"] is not None and n["provenance"] is None:
@@ -187,7 +194,7 @@ def _compare_arg(c: _Collector, tool: str, arg: str, o: dict[str, Any], n: dict[
 
 
 def _compare_tool(c: _Collector, name: str, o: dict[str, Any], n: dict[str, Any]) -> None:
-    t = dict(tool=name)
+    t: _Where = {"tool": name}
     if o["side_effect"] == "WRITE" and n["side_effect"] != "WRITE":
         c.add("tool.not_write", "no longer a write: no approval, no pre-registration, no idempotency (§14)", True, **t)
     elif n["side_effect"] == "WRITE" and o["side_effect"] != "WRITE":

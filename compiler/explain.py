@@ -91,7 +91,7 @@ def explain(skill: ir.SkillProfile, contract: ir.Contract) -> tuple[list[str], l
     lines = [head + ")"]
     for name in sorted(contract.tools):
         tool = contract.tools[name]
-        flags = [tool.side_effect]
+        flags: list[str] = [tool.side_effect]
         if tool.effective_confirm:
             flags.append("confirm")
         if name not in names:

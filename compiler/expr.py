@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -122,7 +122,8 @@ def _syntax_error(text: str, exc: UnexpectedInput, what: str) -> ExprError:
     if not isinstance(column, int) or column < 1:
         column = len(text) + 1
     if isinstance(exc, UnexpectedCharacters):
-        found = repr(text[exc.pos_in_stream]) if exc.pos_in_stream < len(text) else "end of text"
+        pos = cast(int, exc.pos_in_stream)  # the lexer's offset (lark's base class declares it None)
+        found = repr(text[pos]) if pos < len(text) else "end of text"
         expected = exc.allowed
     elif isinstance(exc, UnexpectedToken):
         if exc.token.type == "$END":
@@ -139,10 +140,21 @@ def _syntax_error(text: str, exc: UnexpectedInput, what: str) -> ExprError:
     return ExprError(f"{what} {text!r}: unexpected {found} at column {column}{hint}", column)
 
 
+# The path-only references, built alike from their parsed path.
+_PATH_REFS: dict[str, type[ir.InputsRef | ir.OutputsRef | ir.SharedRef | ir.SessionRef | ir.CallRef]] = {
+    "inputs": ir.InputsRef,
+    "outputs": ir.OutputsRef,
+    "shared": ir.SharedRef,
+    "session": ir.SessionRef,
+    "call": ir.CallRef,
+}
+
+
 @functools.lru_cache(maxsize=4096)
-def _parse_expr_cached(text: str, where: Where) -> ir.Node:
+def _parse_expr_cached(text: str, where: Where) -> ir.Expr:
     try:
-        prefix, data = _parser().parse(text, start="expr")
+        # The inline transformer turns the tree into (prefix, data); Lark types it as a tree.
+        prefix, data = cast(tuple[str, Any], _parser().parse(text, start="expr"))
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc, "expression") from None
     if prefix == "call" and where != "verify":
@@ -173,14 +185,7 @@ def _parse_expr_cached(text: str, where: Where) -> ir.Node:
     if prefix == "evidence":
         key, path = data
         return ir.EvidenceRef(text=text, key=key, path=path)
-    cls = {
-        "inputs": ir.InputsRef,
-        "outputs": ir.OutputsRef,
-        "shared": ir.SharedRef,
-        "session": ir.SessionRef,
-        "call": ir.CallRef,
-    }[prefix]
-    return cls(text=text, path=data)
+    return _PATH_REFS[prefix](text=text, path=data)
 
 
 def parse_expression(text: str, *, where: Where, span_base: ir.Span | None = None) -> ir.Expr:
@@ -193,13 +198,14 @@ def parse_expression(text: str, *, where: Where, span_base: ir.Span | None = Non
     node = _parse_expr_cached(text, where)
     if span_base is not None:
         node = node.model_copy(update={"span": span_base})
-    return node  # type: ignore[return-value]
+    return node
 
 
 @functools.lru_cache(maxsize=4096)
 def _parse_path_cached(text: str, start: str) -> tuple[ir.PathPart, ...]:
     try:
-        return tuple(_parser().parse(text, start=start))
+        # The inline transformer returns the path's parts; Lark types it as a tree.
+        return tuple(cast(list[ir.PathPart], _parser().parse(text, start=start)))
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc, "path") from None
 

@@ -6,6 +6,7 @@ an unexpected failure inside the front end becomes an SC900 diagnostic for that 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from skillc.compiler import ir
 from skillc.compiler.diagnostics import Diagnostic, make
@@ -57,6 +58,13 @@ def _skill_yaml(profile: ir.SkillProfile) -> list[Diagnostic]:
     return lint_skill(origin.parent)
 
 
+class _At(TypedDict):
+    """Where a diagnostic points in an agent file (both None when the agent has no YAML file)."""
+
+    text: str | None
+    span: ir.Span | None
+
+
 def agent_diagnostics(agent: ir.AgentProfile, known: set[str] | frozenset[str],
                       loadable: set[str] | frozenset[str]) -> list[Diagnostic]:
     """SC301 for bindings to unknown skill keys (with the nearest known key, or the skill folder
@@ -69,24 +77,24 @@ def agent_diagnostics(agent: ir.AgentProfile, known: set[str] | frozenset[str],
     where = agent.source.origin if agent.source else f"agent {agent.agent_code}"
     is_file = where.endswith((".yaml", ".yml")) and Path(where).is_file()
 
-    def at(place: tuple[str | int, ...]) -> dict[str, object]:
+    def at(place: tuple[str | int, ...]) -> _At:
         found = yaml_span(where, place) if is_file else None
         return {"text": found[0], "span": found[1]} if found else {"text": None, "span": None}
 
-    out = []
+    out: list[Diagnostic] = []
     for i, key in enumerate(agent.skills):
         if key in known:
             continue
         folder = Path(where).parent.parent / "skills" / key if is_file else None
         if folder is not None and folder.is_dir() and not (folder / "skill.yaml").is_file():
             message = f"agent '{agent.agent_code}' is bound to skills/{key}/, which has no skill.yaml: no such skill"
-            help = f"create {folder / 'skill.yaml'} (skill_name, semantic_desc, status: ACTIVE, tools: [...])"
+            help: str | None = f"create {folder / 'skill.yaml'} (skill_name, semantic_desc, status: ACTIVE, tools: [...])"
         else:
             message, help = f"agent '{agent.agent_code}' is bound to unknown skill '{key}'", did_you_mean(key, known)
-        out.append(make("SC301", "warning", message, skill=None, file=where, help=help, **at(("skills", i))))  # type: ignore[arg-type]
+        out.append(make("SC301", "warning", message, skill=None, file=where, help=help, **at(("skills", i))))
     if not any(k in loadable for k in agent.skills):
         out.append(make("SC302", "warning", f"agent '{agent.agent_code}' has no loadable skill: planning fails for it (§16)",
-                        skill=None, file=where, **at(("skills",))))  # type: ignore[arg-type]
+                        skill=None, file=where, **at(("skills",))))
     return out
 
 

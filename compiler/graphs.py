@@ -47,7 +47,7 @@ def skill_facts(skill: ir.SkillProfile, contract: ir.Contract) -> dict[str, Any]
         expr = spec.from_
         prefix = expr.kind if expr is not None else None
         share_key = None
-        if expr is not None and prefix in ("shared", "session"):
+        if isinstance(expr, (ir.SharedRef, ir.SessionRef)):
             share_key = [list(p) for p in parts_of(expr.path)]  # support.py's compact parts
         span = spec.span or spec.key_span
         inputs.append(
@@ -172,7 +172,7 @@ def _break_cycles(g: nx.DiGraph, facts: dict[str, dict[str, Any]], files: dict[s
         path = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
         for u, v in cycle:
             for link in g.edges[u, v]["inputs"]:
-                item = next((i for i in facts[v]["inputs"] if i["name"] == link["input"]), {})
+                item: dict[str, Any] = next((i for i in facts[v]["inputs"] if i["name"] == link["input"]), {})
                 diags.append(_warn(PROVIDER_CYCLE, f"input {link['input']!r}: providers form a cycle ({path})", v, files, item))
                 g.nodes[v]["unavailable_inputs"].append({"input": link["input"], "provider": u, "reason": "cycle"})
             g.remove_edge(u, v)

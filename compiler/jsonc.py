@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from lark import Lark, Token, Transformer
 from lark.lexer import Lexer
@@ -107,6 +107,7 @@ class _FastLexer(Lexer):
                 raise UnexpectedCharacters(text, pos, line, pos - line_start + 1, allowed=self.allowed)
             end = m.end()
             name = m.lastgroup
+            assert name is not None  # every alternative of the regex is a named group
             if name in ignore:
                 nl = text.count("\n", pos, end)
                 if nl:
@@ -199,7 +200,7 @@ def _syntax_error(text: str, exc: UnexpectedInput, skill: str | None, file: str 
     """SC101 saying what was expected where, with the JSON_ERRORS explanation when one matches."""
     help_text: str | None = None
     if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream
+        pos = cast(int, exc.pos_in_stream)  # the lexer's offset (lark's base class declares it None)
         message, help_text, length = _describe_char(text, pos)
         line, col = _position(text, pos)
         end_line, end_col = _position(text, min(pos + length, len(text)))
@@ -236,7 +237,7 @@ def parse_json(text: str, *, skill: str | None = None, file: str | None = None) 
         span = ir.Span(line=1, column=1, end_line=1, end_column=2)
         return None, [make("SC101", "error", "skill_contract is empty (§16 rule 1)", text=text, span=span, skill=skill, file=file)]
     try:
-        return _parser().parse(text), []
+        return cast(J, _parser().parse(text)), []  # the inline transformer builds J; Lark types a tree
     except UnexpectedInput as exc:
         return None, [_syntax_error(text, exc, skill, file)]
     except RecursionError:

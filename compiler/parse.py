@@ -230,11 +230,11 @@ class _Builder:
             kw["delegatable"] = d
         kw["target"] = self._str(props, "target", w, spans)
         if (j := self._val(props, "inputs", w, spans, ("object",))) is not None:
-            kw["inputs"] = {k: x for k, ks, v in self._entries(j, "inputs") if (x := self._input(k, ks, v)) is not None}
+            kw["inputs"] = {k: inp for k, ks, v in self._entries(j, "inputs") if (inp := self._input(k, ks, v)) is not None}
         if (j := self._val(props, "outputs", w, spans, ("object",))) is not None:
-            kw["outputs"] = {k: x for k, ks, v in self._entries(j, "outputs") if (x := self._output(k, ks, v)) is not None}
+            kw["outputs"] = {k: out for k, ks, v in self._entries(j, "outputs") if (out := self._output(k, ks, v)) is not None}
         if (j := self._val(props, "tools", w, spans, ("object",))) is not None:
-            kw["tools"] = {k: x for k, ks, v in self._entries(j, "tools") if (x := self._tool(k, ks, v)) is not None}
+            kw["tools"] = {k: tool for k, ks, v in self._entries(j, "tools") if (tool := self._tool(k, ks, v)) is not None}
         return ir.Contract(span=root.span, prop_spans=spans, **kw)
 
     def _is_obj(self, j: J, where: str) -> bool:
@@ -254,14 +254,14 @@ class _Builder:
             kw["side_effect"] = se
         kw["idempotency_key"] = [p for t, s in self._str_list(props, "idempotencyKey", w, spans) if (p := self._path(t, s, f"{w}.idempotencyKey", False))]
         if (a := self._val(props, "args", w, spans, ("object",))) is not None:
-            kw["args"] = {k: x for k, ks, v in self._entries(a, f"{w}.args") if (x := self._arg(f"{w}.args", k, ks, v)) is not None}
+            kw["args"] = {k: arg for k, ks, v in self._entries(a, f"{w}.args") if (arg := self._arg(f"{w}.args", k, ks, v)) is not None}
         if got := self._obj(props, "success", w, spans):
             kw["success"] = self._success(f"{w}.success", *got)
         if got := self._obj(props, "error", w, spans):
             sp: dict[str, ir.Span] = {}
             ep = self._members(got[1], f"{w}.error", ERROR_KEYS)
             kw["error"] = ir.ErrorPaths(span=got[1].span, key_span=got[0], prop_spans=sp, code=self._rpath(ep, "code", f"{w}.error", sp), message=self._rpath(ep, "message", f"{w}.error", sp))
-        kw["extracts"] = [x for i, e in enumerate(self._list(props, "extracts", w, spans)) if (x := self._extract(f"{w}.extracts[{i}]", e))]
+        kw["extracts"] = [ex for i, e in enumerate(self._list(props, "extracts", w, spans)) if (ex := self._extract(f"{w}.extracts[{i}]", e))]
         if got := self._obj(props, "verify", w, spans):
             kw["verify"] = self._verify(f"{w}.verify", *got)
         return ir.ToolContract(name=name, span=j.span, key_span=kspan, prop_spans=spans, **kw)

@@ -22,7 +22,7 @@ def _path_text(parts: list[ir.PathPart]) -> str:
         if p.kind == "each":
             out += "[]"
         else:
-            out += ("." if out else "") + (p.name if p.kind == "key" else str(p.index))
+            out += ("." if out else "") + ((p.name or "") if p.kind == "key" else str(p.index))
     return out
 
 
