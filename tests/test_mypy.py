@@ -1,8 +1,9 @@
-"""mypy over runtime/ finds no error (so CI keeps the seam Protocols honest).
+"""mypy over runtime/ and compiler/ finds no error (so CI keeps the seam Protocols and the IR
+the code generator narrows honest).
 
 The package is installed editable through a path finder mypy cannot follow, so the test lays out
 `skillc/` in a temp folder as symlinks (cli/ is `skillc`, runtime/ is `skillc.runtime`, …) and
-checks `-p skillc.runtime` there. Settings: tests/typing/mypy.ini.
+checks `-p skillc.runtime` and `-p skillc.compiler` there. Settings: tests/typing/mypy.ini.
 """
 from __future__ import annotations
 
@@ -44,3 +45,12 @@ def test_runtime_is_mypy_clean(tmp_path: Path) -> None:
     assert "Success: no issues found in" in done.stdout
     checked = int(done.stdout.split("no issues found in ")[1].split()[0])
     assert checked > 40  # the whole runtime was checked, not an empty tree
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks")
+def test_compiler_is_mypy_clean(tmp_path: Path) -> None:
+    done = mypy(tmp_path, "skillc.compiler")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Success: no issues found in" in done.stdout
+    checked = int(done.stdout.split("no issues found in ")[1].split()[0])
+    assert checked > 15  # the whole compiler was checked, not an empty tree
