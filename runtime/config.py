@@ -6,6 +6,7 @@ source = "studio/"                 # a directory, a SQLite file, or an http(s) U
 # url = "http://studio:8780"       # a studio service only (serve prefers it over `source`)
 [store]
 path = "skillc.db"                 # or: url = "postgresql://user@db/skillc" (or $SKILLC_STORE_URL)
+# pool_size = 10                   # PostgreSQL: connections per process
 [model]
 adapter = "openai"                 # or "scripted"
 base_url = "http://127.0.0.1:8080/v1"
@@ -187,6 +188,9 @@ class StoreConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str = "skillc.db"
     url: str | None = None
+    pool_size: int | None = Field(None, ge=1)
+    """PostgreSQL only: the most connections one process keeps to the database (the store's
+    default when unset); a SQLite store has one connection and ignores it."""
 
     @field_validator("url")
     @classmethod
@@ -199,6 +203,14 @@ class StoreConfig(BaseModel):
         """What to open: $SKILLC_STORE_URL when set (deployments keep credentials out of files),
         else `url`, else the SQLite `path`."""
         return os.environ.get(STORE_URL_ENV) or self.url or self.path
+
+    def options(self, target: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """Keyword arguments for `open_store(target)` (default target: `target()`): the pool size
+        for a postgresql:// store when `pool_size` is set, nothing else."""
+        text = str(self.target() if target is None else target)
+        if self.pool_size is not None and text.startswith(("postgresql://", "postgres://")):
+            return {"pool_size": self.pool_size}
+        return {}
 
 
 class ModelConfig(BaseModel):

@@ -51,7 +51,8 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
 
         opened: Store
         if store is None or isinstance(store, (str, os.PathLike)):
-            opened = _open_store(cfg.store.target() if store is None else store, stack)
+            target = cfg.store.target() if store is None else store
+            opened = _open_store(target, stack, cfg.store.options(target))
         else:
             opened = store
         if studio is None:
@@ -70,13 +71,13 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
         yield runtime
 
 
-def _open_store(target: str | os.PathLike[str], stack: AsyncExitStack) -> Store:
+def _open_store(target: str | os.PathLike[str], stack: AsyncExitStack, options: dict[str, Any]) -> Store:
     from skillc.runtime.store import open_store
 
     text = str(target)
     if not text.startswith(("postgresql://", "postgres://")) and text != ":memory:":
         Path(text).resolve().parent.mkdir(parents=True, exist_ok=True)
-    store = open_store(text)
+    store = open_store(text, **options)  # [store] pool_size for PostgreSQL
     stack.callback(store.close)
     return store
 

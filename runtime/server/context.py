@@ -103,7 +103,7 @@ class ServerContext:
         if not path.startswith(("postgresql://", "postgres://")):
             Path(path).resolve().parent.mkdir(parents=True, exist_ok=True)
         opener = getattr(store_mod, "open_store", None)
-        store = opener(path) if opener else store_mod.Store(path)
+        store = opener(path, **self.config.store.options(path)) if opener else store_mod.Store(path)
         self._owned.append(store)
         return store
 

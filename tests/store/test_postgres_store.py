@@ -242,3 +242,26 @@ def test_a_schema_named_in_the_url_holds_the_store(postgres_url: str) -> None:
     from skillc.runtime.store.postgres import _redact
 
     assert _redact("postgresql://app:s3cret@db:5432/skillc") == "postgresql://app:***@db:5432/skillc"
+
+
+def test_store_pool_size_reaches_the_postgres_pool(tmp_path: Path, postgres_url: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`[store] pool_size` is the PostgreSQL pool's size in a runtime opened from the config; it is
+    refused below 1 and means nothing to a SQLite store."""
+    import asyncio
+
+    from skillc.runtime import open_runtime
+    from skillc.runtime.config import ConfigError
+
+    monkeypatch.delenv("SKILLC_STORE_URL", raising=False)
+    config = parse_config(f'[store]\nurl = "{postgres_url}"\npool_size = 3\n', tmp_path / "skillc.toml")
+    assert config.store.pool_size == 3 and config.store.options() == {"pool_size": 3}
+    assert parse_config('[store]\npath = "s.db"\npool_size = 3\n', tmp_path / "skillc.toml").store.options() == {}
+    with pytest.raises(ConfigError, match="pool_size"):
+        parse_config('[store]\npool_size = 0\n', tmp_path / "skillc.toml")
+
+    async def pool_max() -> int:
+        async with open_runtime(config, studio=object(), gateway=object(), model=object()) as runtime:
+            return int(runtime.store.pool.max_size)
+
+    assert asyncio.run(pool_max()) == 3
