@@ -96,13 +96,14 @@ def _success(judge: ast.FunctionDef | None) -> dict[str, Any] | None:
     if not ops:
         return {"op": "ANY", "path": None, "value": None}
     call = ops[0]
+    assert isinstance(call.func, ast.Attribute)  # _calls keeps only `rt.<attr>(...)` calls
     actual = call.args[0]
     if isinstance(actual, ast.Name):  # `actual = rt.get_path(response, P)` on a line of its own
         actual = next((n.value for n in ast.walk(judge) if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
                        and n.targets[0].id == actual.id), actual)
     parts = _value(actual.args[1]) if isinstance(actual, ast.Call) and len(actual.args) > 1 else ()
     value = _value(call.args[1]) if len(call.args) > 1 else None
-    return {"op": call.func.attr[3:].upper(), "path": path_text(parts), "value": value}  # type: ignore[attr-defined]
+    return {"op": call.func.attr[3:].upper(), "path": path_text(parts), "value": value}
 
 
 def _error_paths(judge: ast.FunctionDef | None) -> dict[str, str]:
@@ -122,8 +123,9 @@ def _extracts(fn: ast.FunctionDef | None) -> dict[str, dict[str, Any]]:
         return out
     path = ""
     for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.startswith("sub"):
-            path = path_text(_value(node.value.args[1]))  # type: ignore[attr-defined]
+        if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.startswith("sub")
+                and isinstance(node.value, ast.Call)):
+            path = path_text(_value(node.value.args[1]))
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
             key = _value(node.targets[0].slice)
             if isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "counts":

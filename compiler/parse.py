@@ -12,7 +12,7 @@ import difflib
 from typing import Any
 
 from skillc.compiler import ir
-from skillc.compiler.diagnostics import Diagnostic, make
+from skillc.compiler.diagnostics import Diagnostic, Severity, make
 from skillc.compiler.expr import ExprError, Where, parse_expression, parse_param_path, parse_response_path
 from skillc.compiler.jsonc import _KIND_NAMES, JSON_ERRORS, J, parse_json, plain  # noqa: F401 (JSON_ERRORS re-exported)
 
@@ -72,8 +72,8 @@ class _Builder:
         self.text, self.skill, self.file = text, skill, file
         self.diags: list[Diagnostic] = []
 
-    def _d(self, code: str, severity: str, message: str, span: ir.Span | None, help: str | None = None) -> None:
-        self.diags.append(make(code, severity, message, text=self.text, span=span, skill=self.skill, file=self.file, help=help))  # type: ignore[arg-type]
+    def _d(self, code: str, severity: Severity, message: str, span: ir.Span | None, help: str | None = None) -> None:
+        self.diags.append(make(code, severity, message, text=self.text, span=span, skill=self.skill, file=self.file, help=help))
 
     # ------------------------------------------------------------ members and typed values
 
