@@ -15,6 +15,7 @@ import argparse
 import re
 import subprocess
 import sys
+import tempfile
 
 ROWS = (
     ("skillc.runtime", "the runtime package (generated modules import its support)"),
@@ -30,8 +31,9 @@ _LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)")
 
 def measure(module: str) -> tuple[float, set[str]]:
     """(cumulative seconds, heavy packages loaded) for one cold import of `module`."""
+    # from a neutral folder: the checkout's own folders on sys.path would slow every lookup
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, cwd=tempfile.gettempdir())
     total, loaded = 0.0, set()
     for line in done.stderr.splitlines():
         m = _LINE.match(line)
