@@ -68,6 +68,7 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     from skillc.runtime.config import ConfigError
     from skillc.runtime.loader import CompiledStudioError
     from skillc.runtime.mcp.gateway import GatewayConfigError
+    from skillc.runtime.errors import SessionBusy, SessionUnavailable
     from skillc.runtime.store import StoreError
     from skillc.runtime.trace import TraceWriter
 
@@ -111,7 +112,13 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     except StoreError as exc:
         trace.close()
         raise ChatError(str(exc)) from None
-    if args.session and store.get_session(args.session) is None:
+    try:
+        found = store.get_session(args.session) if args.session else True
+    except StoreError as exc:  # a corrupt session row, or the store unreadable
+        store.close()
+        trace.close()
+        raise ChatError(f"{exc} (other sessions are unaffected: start without --session for a new one)") from None
+    if not found:
         store.close()
         trace.close()
         raise ChatError(f"no session {args.session!r} in {store_path} (start without --session for a new one)")
@@ -139,6 +146,7 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     for line in unserved_tools(studio, gateway.catalog, bool(gateway.unreachable_servers)):
         write(f"warning: {line}")
     session = None
+    status = 0
     try:
         session = await runtime.open_session(platform, session_id=args.session)
         verb = "resumed" if args.session else "session"
@@ -174,10 +182,17 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
             if pending and pending["kind"] in ("APPROVAL", "VERIFY") and answer is None:
                 write("please answer y, n" + (" or c" if pending["kind"] == "APPROVAL" else ""))
                 continue
-            if answer is not None:
-                await session.answer(answer)
-            else:
-                await session.send(line)
+            try:
+                if answer is not None:
+                    await session.answer(answer)
+                else:
+                    await session.send(line)
+            except (SessionBusy, SessionUnavailable, StoreError) as exc:  # said in one line, see turn_trouble
+                text, fatal = turn_trouble(exc, session.id)
+                write(text)
+                if fatal:
+                    status = 1
+                    break
     except (KeyboardInterrupt, asyncio.CancelledError):
         # Ctrl-C: everything committed so far is in the store; say how to come back.
         if session is not None:
@@ -188,8 +203,28 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
         store.close()
         trace.close()
         await model.aclose()
-    write(f"bye (session {session.id})")
-    return 0
+    if status == 0:
+        write(f"bye (session {session.id})")
+    return status
+
+
+def turn_trouble(exc: BaseException, session_id: str) -> tuple[str, bool]:
+    """The one line chat shows when a turn could not run or could not be stored, and whether the
+    chat must end (a corrupt session cannot go on; busy or unavailable: the person retries)."""
+    from skillc.runtime.errors import SessionBusy, SessionUnavailable
+    from skillc.runtime.store import StoreCorrupt
+
+    if isinstance(exc, SessionBusy):
+        return (f"busy ({SessionBusy.name}): another process or chat is running a turn of session {session_id} "
+                "right now; your message was not handled. Send it again once that turn has ended.", False)
+    if isinstance(exc, StoreCorrupt):
+        return (f"error: {exc}. This session cannot go on (other sessions are unaffected): start a new one "
+                f"with `skillc chat`, or once the store is repaired resume with: skillc chat --session {session_id}",
+                True)
+    cause = exc.__cause__ if isinstance(exc, SessionUnavailable) and exc.__cause__ is not None else exc
+    code = SessionUnavailable.name if isinstance(exc, SessionUnavailable) else "store error"
+    return (f"error ({code}): the turn could not be stored ({cause}); nothing of it was kept and the session "
+            "is as last saved. Fix the cause (disk space, the database), then send your message again.", False)
 
 
 def unserved_tools(studio: Any, catalog: Any, some_down: bool) -> list[str]:

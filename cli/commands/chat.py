@@ -19,8 +19,9 @@ examples:
   skillc chat --config examples/skillc.toml --platform userId=7 --platform organId=9
   skillc chat --compiled generated --session s18c…   (no compiler needed)
 
-exit status: 0 normal end, 2 bad configuration (missing or invalid skillc.toml, no studio, no
-model, unknown --session), 130 interrupted.
+exit status: 0 normal end, 1 the session's stored state turned out unreadable during the chat
+(the last line says how to go on), 2 bad configuration (missing or invalid skillc.toml, no
+studio, no model, unknown or unreadable --session), 130 interrupted.
 """
 
 
