@@ -140,6 +140,13 @@ class SessionBusy(CallerError):
     name = "SESSION_BUSY"
 
 
+class UnknownAgent(CallerError, LookupError):
+    """UNKNOWN_AGENT: the agent a caller picked (`Session.send(agent=…)`) is not in the studio or
+    has no loadable skill. Nothing was done; the message names the loadable agents."""
+
+    name = "UNKNOWN_AGENT"
+
+
 class SessionUnavailable(CallerError):
     """STORE_UNAVAILABLE: the turn's changes could not be committed (disk full, database gone);
     nothing of the turn was kept and the session was reloaded as stored. Try again later."""

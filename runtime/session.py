@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from skillc.runtime import evidence as evidence_
 from skillc.runtime import border, lifecycle, tasks
 from skillc.runtime import support as rt
+from skillc.runtime.errors import ErrorName, UnknownAgent
 from skillc.runtime.evidence import settle_write
 from skillc.runtime.lifecycle import FINAL, finish_node, question_of
 from skillc.runtime.model.base import Model, ModelError
@@ -139,13 +140,20 @@ class Session:
         """The session id."""
         return self.session.id
 
-    async def send(self, text: str, client_message_id: str | None = None, *, message_id: str | None = None) -> Reply:
+    async def send(self, text: str, client_message_id: str | None = None, *, message_id: str | None = None,
+                   agent: str | None = None) -> Reply:
         """A user message: answers a FOLLOW_UP, reopens an interrupted node, or starts a task.
         `client_message_id` (alias `message_id`): the caller's id of this message; a message sent
         again with the same id gets the reply already given and starts nothing (decision 21).
-        Raises SessionBusy while another turn of the session runs, SessionUnavailable when the
-        turn could not be stored (nothing of it kept)."""
-        return await self._turn(message=text, client_message_id=client_message_id or message_id)
+        `agent`: the agent code the user picked; a task this message starts goes to it without
+        routing (`agent.routed` with `via: "user"`); a message that answers a pending question
+        or continues a running node is not routed at all, so it is ignored there.
+        Raises UnknownAgent (nothing done) when `agent` is not a loadable agent, SessionBusy while
+        another turn of the session runs, SessionUnavailable when the turn could not be stored
+        (nothing of it kept)."""
+        if agent is not None and agent not in (loadable := self.loadable_agents()):
+            raise UnknownAgent(f"no loadable agent {agent!r} (loadable: {', '.join(loadable) or 'none'})")
+        return await self._turn(message=text, client_message_id=client_message_id or message_id, agent=agent)
 
     async def answer(self, answer: dict[str, Any], client_message_id: str | None = None) -> Reply:
         """An explicit decision: {decision: CONFIRM|REJECT|CANCEL} or {verified: true|false}.
@@ -295,7 +303,7 @@ class Session:
     # ------------------------------------------------------------ turns
 
     async def _turn(self, message: str | None = None, answer: dict[str, Any] | None = None,
-                    client_message_id: str | None = None) -> Reply:
+                    client_message_id: str | None = None, agent: str | None = None) -> Reply:
         # text from outside is kept only in a form that can be kept (runtime/border.py)
         message, answer = border.safe(message), border.safe(answer)
         client_message_id = border.safe(client_message_id)
@@ -304,7 +312,7 @@ class Session:
             # answered already (its reply lost, or a decision delivered twice): that reply again
             same = durable.repeated(message, answer, client_message_id)
             try:
-                reply = await self._play(message, answer, client_message_id, same)
+                reply = await self._play(message, answer, client_message_id, same, agent)
             except StoreError as exc:
                 raise durable.fail(exc) from exc
             if late is not None and same is None:  # decision 21: a reply a dead turn never delivered comes first
@@ -321,7 +329,7 @@ class Session:
             return reply
 
     async def _play(self, message: str | None, answer: dict[str, Any] | None, client_message_id: str | None,
-                    same: ReplyRecord | None) -> Reply:
+                    same: ReplyRecord | None, agent: str | None = None) -> Reply:
         self.rt.trace.enter(self)  # this task's trace context: audit events and telemetry find their session
         self.session.turn += 1
         self._ended = self.task if self.task is not None and self.task.state in FINAL else None
@@ -336,7 +344,7 @@ class Session:
             self.emit("turn.replayed", of_turn=same.turn)
             return Reply(same.text, same.suspended, same.kind, same.task)
         try:
-            return await self._handle(message, answer)
+            return await self._handle(message, answer, agent)
         except StoreError:
             raise  # the turn cannot be kept: the session is reloaded, the caller told
         except ModelError as exc:
@@ -360,7 +368,7 @@ class Session:
             self.emit("skill.rejected", skill=key,
                       diagnostics=[{"code": d.get("code"), "message": d.get("message")} for d in diags])
 
-    async def _handle(self, message: str | None, answer: dict[str, Any] | None) -> Reply:
+    async def _handle(self, message: str | None, answer: dict[str, Any] | None, agent: str | None = None) -> Reply:
         task = self.task
         if task is not None and task.state not in FINAL:
             node = tasks.suspended_node(task)
@@ -372,15 +380,20 @@ class Session:
                 return await tasks.execute(self)
         if message is None:
             return Reply("Nothing is waiting for a decision.", False)
-        return await self._new_task(message)
+        return await self._new_task(message, agent)
 
-    async def _new_task(self, message: str) -> Reply:
+    async def _new_task(self, message: str, chosen: str | None = None) -> Reply:
         tid = f"t{self.session.next_task}"
         self.session.next_task += 1
         self.task = TaskState(id=tid, session=self.session.id, agent="", message=message, turn=self.session.turn)
         self.session.tasks.append(tid)
         self.session.active_task = tid
-        agent, via = await route(self, message)
+        if chosen is None:
+            agent, via = await route(self, message)
+        elif chosen in self.loadable_agents():
+            agent, via = chosen, "user"  # the user picked it: no routing
+        else:  # loadable when sent, but the studio reloaded at this turn's start dropped it
+            raise PlanningFailed(ErrorName.SKILL_NOT_FOUND, f"agent {chosen} has no loadable skill any more")
         self.task.agent = agent
         self.emit("agent.routed", agent=agent, via=via)
         candidates = await choose_skills(self, agent, message)

@@ -32,7 +32,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         if known is not None:
             return _replay(request, ctx, known, identity.owner, data.thread_id)
         run_log = await ctx.start_run(identity, data.thread_id, data.run_id, last_user_message(data.messages),
-                                      list(data.resume or []))
+                                      list(data.resume or []), agent=picked_agent(data.forwarded_props))
         return stream(run_log, 0)
 
     async def again(request: Request) -> Response:
@@ -43,6 +43,16 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         return _replay(request, ctx, known, identity.owner, None)
 
     return [Route("/agui", run, methods=["POST"]), Route("/agui/runs/{run_id}", again, methods=["GET"])]
+
+
+def picked_agent(props: Any) -> str | None:
+    """`forwardedProps.agent`: the agent code the user picked (the console's picker), or None."""
+    agent = props.get("agent") if isinstance(props, dict) else None
+    if agent is None or agent == "":
+        return None
+    if not isinstance(agent, str):
+        raise ApiError("INVALID_INPUT", "forwardedProps.agent must be an agent code (a string)")
+    return agent
 
 
 def _replay(request: Request, ctx: ServerContext, known: RunLog, owner: str, thread_id: str | None) -> Response:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from starlette.requests import Request
 
-from skillc.runtime.errors import CallerError, SessionBusy
+from skillc.runtime.errors import CallerError, SessionBusy, UnknownAgent
 from skillc.runtime.server.auth import GatewayAuth, Identity, owner_of
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.server.interrupts import answer_of, interrupt_of
@@ -223,8 +223,10 @@ class ServerContext:
     # ------------------------------------------------------------ runs
 
     async def start_run(self, identity: Identity, thread_id: str, run_id: str, message: tuple[str, str] | None,
-                        resume: list[Any] | None) -> RunLog:
-        """Check the input under the session's lock, then run it as a task; the run's log follows."""
+                        resume: list[Any] | None, agent: str | None = None) -> RunLog:
+        """Check the input under the session's lock, then run it as a task; the run's log follows.
+        `agent`: the agent the user picked for a task the message starts (422 UNKNOWN_AGENT when
+        it is not loadable)."""
         if self.shutting_down:
             raise ApiError("SHUTTING_DOWN", "the service is shutting down; retry on another instance")
         session = await self.session(identity, thread_id, create=True)
@@ -234,6 +236,9 @@ class ServerContext:
         await lock.acquire()
         try:
             session = await self._current(identity, session)
+            if agent is not None and agent not in (loadable := session.loadable_agents()):
+                raise ApiError(UnknownAgent.name, f"no loadable agent {agent!r} "
+                               f"(loadable: {', '.join(loadable) or 'none'})")
             taken = self._taken.setdefault(thread_id, OrderedDict())
             if resume:
                 action, payload = answer_of(session, resume, self.digest_key, identity, self.runtime.clock())
@@ -256,7 +261,7 @@ class ServerContext:
             lock.release()
             raise
         run.task = asyncio.get_running_loop().create_task(
-            self._execute(run, session, action, payload, client_id, lock))
+            self._execute(run, session, action, payload, client_id, lock, agent))
         return run
 
     async def _current(self, identity: Identity, session: Any) -> Any:
@@ -270,7 +275,7 @@ class ServerContext:
         return fresh
 
     async def _execute(self, run: RunLog, session: Any, action: str, payload: Any, message_id: str | None,
-                       lock: asyncio.Lock) -> None:
+                       lock: asyncio.Lock, agent: str | None = None) -> None:
         mapper = RunMapper(run, session, self.digest_key)
         token = _RUN.set(mapper)
         try:
@@ -287,6 +292,8 @@ class ServerContext:
                                                                                  "decided_at")}})
             if action == "send":
                 kwargs = {self._message_id_arg: message_id} if self._message_id_arg and message_id else {}
+                if agent is not None:
+                    kwargs["agent"] = agent
                 reply = await session.send(payload, **kwargs)
             elif action == "answer":
                 # a decision re-sent under the same runId (its reply lost in a crash) is answered again,

@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from skillc.runtime.errors import SessionBusy, SkillcError
+from skillc.runtime.errors import SessionBusy, SkillcError, UnknownAgent
 
 # code -> HTTP status. The only place these names are spelled.
 STATUS: dict[str, int] = {
@@ -21,7 +21,7 @@ STATUS: dict[str, int] = {
     "METHOD_NOT_ALLOWED": 405,
     SessionBusy.name: 409, "SESSION_EXISTS": 409, "RUN_ID_CONFLICT": 409, "INTERRUPT_STALE": 409,
     "APPROVAL_DIGEST_MISMATCH": 409,
-    "INVALID_INPUT": 422, "NO_INPUT": 422, "RESUME_INVALID": 422,
+    "INVALID_INPUT": 422, "NO_INPUT": 422, "RESUME_INVALID": 422, UnknownAgent.name: 422,
     "SHUTTING_DOWN": 503, "NOT_READY": 503,
     "INTERNAL": 500,
 }

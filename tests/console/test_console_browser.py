@@ -197,6 +197,27 @@ def test_cancel_on_an_approval_card_cancels_the_task(page_as: Any, fake_model: A
     assert page.js_errors == []
 
 
+def test_the_picked_agent_answers_a_new_task(page_as: Any, fake_model: Any) -> None:
+    page = page_as(ALICE)
+    page.goto("/console/#/chat")
+    page.click("#new-session")
+    expect(page.locator("#session-id")).to_be_visible()
+    page.select_option("#agent-pick", "editor")
+    # no routing answer is canned: a run that asked the model to route would use up the question
+    fake_model.add(call("builtin_node_follow_up", {"question": "Which title?", "expectedFields": ["title"]}))
+    page.fill("#chat-input", "Please create an article")
+    page.click("#chat-send")
+    expect(page.locator(".card.open[data-kind=FOLLOW_UP]")).to_be_visible()
+    expect(page.locator(".progress.routed")).to_have_text("agent editor (user)")
+    _drained(fake_model)
+    sid = page.url.rsplit("/", 1)[1]
+    trace = page.request.get(f"/api/sessions/{sid}/trace")
+    events = [json.loads(line) for line in trace.text().splitlines() if line.strip()]
+    assert [(e["agent"], e["via"]) for e in events if e["type"] == "agent.routed"] == [("editor", "user")]
+    page.select_option("#agent-pick", "")  # routing again for whatever runs next in this browser
+    assert page.js_errors == []
+
+
 def test_a_caller_sees_only_their_own_sessions(page_as: Any) -> None:
     alice = page_as(ALICE)
     made = alice.request.post("/api/sessions", data={})

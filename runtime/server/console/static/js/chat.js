@@ -233,7 +233,7 @@ class Chat {
           this.drawTask(ev.snapshot);
         } else if (ev.type === "CUSTOM" && ev.name === "skillc.routed") {
           const wanted = extra.forwardedProps && extra.forwardedProps.agent;
-          const note = wanted && wanted !== ev.value.agent ? ` (asked for ${wanted}: this server lets routing decide)` : "";
+          const note = wanted && wanted !== ev.value.agent ? ` (asked for ${wanted})` : "";
           this.log.append(el("div", { class: "progress done routed", "data-agent": ev.value.agent },
             `agent ${ev.value.agent} (${ev.value.via})${note}`));
         } else if (ev.type === "CUSTOM" && ev.name === "skillc.approval") {

@@ -1,0 +1,80 @@
+"""`Session.send(agent=…)`: a task goes to the agent the user picked, without routing; an agent
+that is not loadable is refused before anything happens."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillc.compiler import compile_studio
+from skillc.runtime import Runtime, Settings, Store, TraceWriter, load_compiled
+from skillc.runtime.errors import UnknownAgent
+from skillc.runtime.model import ModelDouble, ModelRequest, ModelResponse, ToolCall
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class NoTools:
+    """A gateway with an empty catalog (the model double never reaches a business tool)."""
+
+    catalog: dict[str, Any] = {}
+    on_invoked = None
+
+    async def call(self, tool: str, args: dict[str, Any], timeout: float | None = None) -> Any:
+        raise AssertionError(f"unexpected call of {tool}")
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    out = tmp_path_factory.mktemp("compiled")
+    compile_studio(ROOT / "examples" / "studio", out)
+    return load_compiled(out)
+
+
+def answers(request: ModelRequest) -> ModelResponse:
+    """Routing would say `publisher`; the intent step picks the first skill it is offered."""
+    if request.purpose == "route":
+        return ModelResponse(choice={"agent": "publisher"})
+    if request.purpose == "intent":
+        offered = request.answer_schema["properties"]["skills"]["items"]["enum"]  # type: ignore[index]
+        return ModelResponse(choice={"skills": offered[:1]})
+    args = '{"question": "Which one?", "expectedFields": ["keyword"]}'
+    return ModelResponse(tool_calls=[ToolCall("c1", "builtin_node_follow_up", args)])
+
+
+def runtime_of(studio: Any, tmp_path: Path, model: ModelDouble, trace: TraceWriter) -> Runtime:
+    return Runtime(studio, NoTools(), model, Store(tmp_path / "s.sqlite"), Settings(), trace=trace,
+                   clock=lambda: 1_800_000_000.0, seed=1)
+
+
+def test_a_picked_agent_is_used_without_routing(studio: Any, tmp_path: Path) -> None:
+    model, trace = ModelDouble(answers), TraceWriter(keep=True)
+    runtime = runtime_of(studio, tmp_path, model, trace)
+
+    async def go() -> Any:
+        session = await runtime.open_session({"userId": 7}, session_id="pick")
+        return session, await session.send("Show me last month's invoices", agent="billing")
+
+    session, reply = asyncio.run(go())
+    routed = [e for e in trace.events if e["type"] == "agent.routed"]
+    assert [(e["agent"], e["via"]) for e in routed] == [("billing", "user")]
+    assert "route" not in [r.purpose for r in model.requests]  # the model was not asked to route
+    assert session.state()["active_task"]["agent"] == "billing"
+    assert all(skill.startswith("inv.") for skill in session.agent_skills("billing")) and reply.task == "t1"
+
+
+def test_an_unknown_agent_is_refused_before_the_turn(studio: Any, tmp_path: Path) -> None:
+    model, trace = ModelDouble(answers), TraceWriter(keep=True)
+    runtime = runtime_of(studio, tmp_path, model, trace)
+
+    async def go() -> Any:
+        session = await runtime.open_session({"userId": 7}, session_id="nope")
+        with pytest.raises(UnknownAgent) as info:
+            await session.send("hello", agent="nobody")
+        return session, info.value
+
+    session, error = asyncio.run(go())
+    assert error.name == "UNKNOWN_AGENT" and "'nobody'" in str(error) and "billing" in str(error)
+    assert session.session.turn == 0 and trace.events == [] and model.requests == []
