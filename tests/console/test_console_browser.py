@@ -247,6 +247,8 @@ def test_studio_shows_agents_contract_tables_and_task_graphs(page_as: Any) -> No
     expect(create).to_contain_text("WRITE")
     expect(create.locator("tr[data-arg=spaceId]")).to_contain_text("PARAM_PROVENANCE_CALL_TOOL")
     expect(create.locator("tr[data-arg=title]")).to_contain_text("USER")
+    expect(create).to_contain_text("Extracts: article")  # from the compiled extract, not a module field
+    expect(page.locator(".provenance")).to_contain_text(re.compile(r"compiled by skillc \S+ from contract sha256 [0-9a-f]{12}"))
     page.goto("/console/#/studio/agent/publisher")
     graph = page.locator("svg.graph")
     expect(graph.locator("g.node")).to_have_count(6)

@@ -123,6 +123,21 @@ def test_skill_table_says_what_explain_says_per_argument(client: TestClient) -> 
     assert client.get("/api/studio/skills/no.such.skill", headers=USER).status_code == 404
 
 
+def test_skill_shows_extract_keys_and_the_manifest_hashes(client: TestClient, studio: Any) -> None:
+    skill = client.get("/api/studio/skills/cms.article.lifecycle", headers=USER).json()
+    extracts = {t["name"]: t["extracts"] for t in skill["tools"]}
+    assert extracts == {"cms_article_create": ["article"], "cms_space_list": ["spaces"]}
+    entry = studio.manifest["skills"]["cms.article.lifecycle"]
+    assert len(skill["contract_sha256"]) == 64 and skill["contract_sha256"] == entry["contract_sha256"]
+    assert skill["module_sha256"] == entry["module_sha256"]
+    assert skill["compiler_version"] == studio.manifest["compiler_version"]
+    tag = client.get("/api/studio/skills/cms.article.tag", headers=USER).json()
+    assert all(t["extracts"] == [] and t["extracts_configured"] is False for t in tag["tools"])
+    # a studio without a manifest (a stand-in) still answers, without hashes
+    bare = studio_view.skill_view(studio.skills["cms.article.lifecycle"], studio_view.manifest_of(object()))
+    assert (bare["contract_sha256"], bare["compiler_version"]) == (None, None) and bare["tools"][0]["extracts"]
+
+
 def test_each_tool_keeps_its_own_issues_when_two_tools_share_an_argument_name(studio: Any) -> None:
     # every tool's table is built from the ParamIssue constants its own compiled check names
     for module in studio.skills.values():

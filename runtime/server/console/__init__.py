@@ -82,7 +82,7 @@ def routes(ctx: Any) -> list[BaseRoute]:
         module = studio().skills.get(key)
         if module is None:
             raise not_found(f"no loadable skill {key!r} in the studio")
-        return JSONResponse(studio_view.skill_view(module))
+        return JSONResponse(studio_view.skill_view(module, studio_view.manifest_of(studio())))
 
     async def agent_graph(request: Request) -> JSONResponse:
         await ctx.identify(request)

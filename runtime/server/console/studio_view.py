@@ -1,8 +1,9 @@
 """The studio (and a session's evidence) as the console shows it: agents, skills, each contract's per-argument table and each
 agent's task-graph template, as JSON data built from the loaded compiled studio.
 
-Everything here reads what `skillc compile` wrote (validator modules and node-link graph
-templates) through the loader's objects; the runtime half never imports the compiler, so the
+Everything here reads what `skillc compile` wrote (validator modules, node-link graph
+templates and manifest.json, whose hashes and compiler version the modules no longer repeat)
+through the loader's objects; the runtime half never imports the compiler, so the
 per-argument table says what `skillc explain` says in words from the compiled metadata instead
 (`ToolMeta`/`ArgMeta`, and the module's `ParamIssue` constants for what a missing or unprovable
 argument does, §5.3 step 4, §5.5).
@@ -10,6 +11,7 @@ argument does, §5.3 step 4, §5.5).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
@@ -127,6 +129,18 @@ def _from_prefix(spec: Any) -> str | None:
     return f"{prefix}.{_parts_text(tuple(tuple(p) for p in key))}" if key else f"a {prefix}.* expression"
 
 
+def extract_keys(tool: rt.ToolMeta) -> list[str]:
+    """The §6.3 extract keys of `tool`, from its compiled `extract` itself: the generated function
+    sets every configured key whatever the response holds (an absent path gives MISSING), so
+    running it on an empty response names them without the module repeating them as data."""
+    if tool.extract is rt.extract_default:
+        return []
+    try:
+        return [str(k) for k in tool.extract({}, {}).values]
+    except Exception:  # a hand-written or future extract that needs a real response: say nothing
+        return []
+
+
 def tool_view(module: ModuleType, tool: rt.ToolMeta) -> dict[str, Any]:
     """One contract tool: its flags, idempotency key, verify tool, extracts and argument table."""
     return {
@@ -138,8 +152,8 @@ def tool_view(module: ModuleType, tool: rt.ToolMeta) -> dict[str, Any]:
         "idempotency_key": [_parts_text(p) for p in tool.idempotency_key],
         "verify_tool": tool.verify_tool,
         "has_success": _has_success(tool),
-        "extracts": list(getattr(tool, "extract_keys", ())),
-        "extracts_configured": getattr(tool, "extract", None) is not getattr(rt, "extract_default", None),
+        "extracts": extract_keys(tool),
+        "extracts_configured": tool.extract is not rt.extract_default,
         "args": arg_rows(module, tool),
     }
 
@@ -161,18 +175,30 @@ def skill_summary(module: ModuleType) -> dict[str, Any]:
     }
 
 
-def skill_view(module: ModuleType) -> dict[str, Any]:
-    """A skill in full: profile, manual, contract tools with their argument tables, inputs, outputs."""
+def manifest_of(studio: Any) -> Mapping[str, Any]:
+    """The compiled directory's manifest.json as loaded: a `CompiledStudio`'s own, or the one
+    behind serve's `StudioFeed` (`.compiled`); empty for a studio that has none."""
+    for holder in (studio, getattr(studio, "compiled", None)):
+        manifest = getattr(holder, "manifest", None)
+        if isinstance(manifest, Mapping):
+            return manifest
+    return {}
+
+
+def skill_view(module: ModuleType, manifest: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A skill in full: profile, manual, contract tools with their argument tables, inputs,
+    outputs, and (from the compiled directory's `manifest`) the hashes it was built from."""
     meta = module.SKILL
     out = skill_summary(module)
+    entry = ((manifest or {}).get("skills") or {}).get(meta.key) or {}
     out.update(
         manual=meta.manual,
-        # provenance of the compiled module, when this codegen version records it
-        contract_sha256=getattr(meta, "contract_sha256", None),
-        compiler_version=getattr(meta, "compiler_version", None),
+        # provenance of the compiled module: the manifest records it (docs/codegen.md)
+        contract_sha256=entry.get("contract_sha256"),
+        module_sha256=entry.get("module_sha256"),
+        compiler_version=(manifest or {}).get("compiler_version"),
         tools=[tool_view(module, module.TOOLS[n]) for n in sorted(module.TOOLS)],
-        inputs=[{"name": i.name, "required": i.required, "provider": i.provider,
-                 "from": getattr(i, "from_text", None) or _from_prefix(i)}
+        inputs=[{"name": i.name, "required": i.required, "provider": i.provider, "from": _from_prefix(i)}
                 for i in module.INPUTS.values()],
         outputs=[{"name": o.name, "type": o.type, "required": o.required, "share": o.share,
                   "sensitive_fields": list(o.fields), "entity": o.entity.type if o.entity else None}

@@ -76,6 +76,9 @@ async function renderSkill(root, key) {
     el("p", {}, el("a", { href: "#/studio" }, "← studio")),
     el("h2", {}, `Skill ${s.name} `, el("span", { class: "badge plain mono" }, s.key)),
     el("p", {}, head), el("p", { class: "muted" }, s.semantic_desc),
+    s.contract_sha256 ? el("p", { class: "muted provenance" }, `compiled by skillc ${s.compiler_version || "?"} from contract sha256 `,
+      el("code", { title: s.contract_sha256 }, s.contract_sha256.slice(0, 12)),
+      s.module_sha256 ? [" · module sha256 ", el("code", { title: s.module_sha256 }, s.module_sha256.slice(0, 12))] : null) : null,
     el("details", {}, el("summary", {}, "Manual"), el("pre", {}, s.manual)),
     el("h3", {}, "Contract"), tools,
     s.inputs.length ? el("div", { class: "panel" }, el("h3", {}, "Inputs"), el("ul", {}, s.inputs.map((i) =>
