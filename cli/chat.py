@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from skillc.runtime.errors import SkillcError
+from skillc.servers import startup_report
 
 HELP_TEXT = """\
 Type a message for your agents. While a write waits for approval, answer y (confirm),
@@ -135,15 +136,11 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
         trace.close()
         raise ChatError(f"MCP servers: {exc}") from None
     gateway = runtime.gateway
-    servers = config.mcp.servers
-    # An unreachable server was logged by the gateway; what no server serves is said here, before
-    # the user approves a write that could only fail.
-    counts: dict[str, int] = {}
-    for info in gateway.catalog.values():
-        counts[info.server] = counts.get(info.server, 0) + 1
-    for name in sorted(set(servers) - set(gateway.unreachable_servers)):
-        write(f"MCP server {name}: {counts.get(name, 0)} tools")
-    for line in unserved_tools(studio, gateway.catalog, bool(gateway.unreachable_servers)):
+    # the same check `skillc serve` logs at start (skillc/servers.py)
+    counted, unserved = startup_report(config.mcp.servers, studio, gateway)
+    for line in counted:
+        write(line)
+    for line in unserved:
         write(f"warning: {line}")
     session = None
     status = 0
@@ -225,21 +222,6 @@ def turn_trouble(exc: BaseException, session_id: str) -> tuple[str, bool]:
     code = SessionUnavailable.name if isinstance(exc, SessionUnavailable) else "store error"
     return (f"error ({code}): the turn could not be stored ({cause}); nothing of it was kept and the session "
             "is as last saved. Fix the cause (disk space, the database), then send your message again.", False)
-
-
-def unserved_tools(studio: Any, catalog: Any, some_down: bool) -> list[str]:
-    """One line per toolName of a loaded skill that no MCP server serves (none when a server is
-    down: it may serve them, and the gateway said it was down)."""
-    if some_down:
-        return []
-    lines = []
-    for key, module in sorted(getattr(studio, "skills", {}).items()):
-        meta = getattr(module, "SKILL", None)
-        missing = [t for t in getattr(meta, "tool_names", ()) if t not in catalog]
-        if missing:
-            lines.append(f"skill {key}: {', '.join(missing)} served by no MCP server (calls will fail; "
-                         "`skillc check --servers` shows what each server serves)")
-    return lines
 
 
 def _source_errors() -> tuple[type[BaseException], ...]:

@@ -84,6 +84,8 @@ class ServerContext:
             self._owned.append(gateway)
         model = self._given["model"] or self._open_model()
         await self.feed.update(force=True)
+        if self._given["gateway"] is None:
+            self._report_servers(gateway)
         trace = TraceWriter(keep=False)
         trace.listeners.append(self._on_trace)
         self.runtime = Runtime(self.feed, gateway, model, store, self.config.settings, trace=trace,
@@ -95,6 +97,17 @@ class ServerContext:
         self.started = True
         if self.auth.dev:
             log.warning("skillc serve runs in DEVELOPMENT MODE: requests are NOT authenticated")
+
+    def _report_servers(self, gateway: Any) -> None:
+        """Once at start, the check `skillc chat` prints: each server's tool count, and a warning
+        per loaded skill whose toolNames no server serves (every call of them would fail)."""
+        from skillc.servers import startup_report
+
+        counted, unserved = startup_report(self._given["servers"] or self.config.mcp.servers, self.feed, gateway)
+        for line in counted:
+            log.info("%s", line)
+        for line in unserved:
+            log.warning("%s", line)
 
     def _open_store(self) -> Any:
         from skillc.runtime import store as store_mod
