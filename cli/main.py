@@ -19,13 +19,20 @@ COMMANDS: tuple[str, ...] = ("check", "compile", "diff", "schema", "graph", "exp
                              "studio", "audit", "model-stub")
 
 EPILOG = """\
-typical use:
+typical use (every command; a test keeps this list complete):
   skillc demo                             see it work: the example studio against a real MCP server
   skillc check examples/studio            validate a studio, print diagnostics like a compiler
   skillc explain cms.article.lifecycle    how each argument of a skill is bound and checked
+  skillc graph publisher                  an agent's task graph (mermaid; --format dot|json)
+  skillc schema -o skill-contract.schema.json    the contract's JSON Schema, for editors
   skillc compile examples/studio -o generated
+  skillc diff main:generated generated    what a change does to each skill's behaviour (review, CI)
   skillc scenario run examples/scenarios/*.yaml
   skillc chat --config skillc.toml        talk to your agents with a real model
+  skillc model-stub --port 8090 --script script.json    a fake model for chat/serve without one
+  skillc serve generated --config skillc.toml    AG-UI + REST behind a signing gateway (docs/API.md)
+  skillc studio serve examples/studio     a studio over HTTP, for several `skillc serve` workers
+  skillc audit verify run.trace.jsonl     check a trace's hash chain: was it altered?
 
 `skillc COMMAND --help` explains a command, with examples and its exit statuses. Options before
 COMMAND apply to every command: -v / -vv / -q / --log-level set how much of the library's log
