@@ -9,6 +9,11 @@ store; the session in memory is then reloaded from the store and the caller gets
 `SessionUnavailable` (or `SessionBusy` when the lease was lost). The reply is marked delivered
 when the lease is given back; a reply stored but never delivered is given at the next turn, and a
 message repeating the one it answered gets it and starts nothing.
+
+The trace's audit chain is the session's, not the process's: every unit stores the hash of the
+session's latest trace event with the rest, and the lease's release stores the turn's last one;
+a process that takes a session up (after a restart, or from another worker) continues the chain
+from there, so `skillc audit verify` sees one chain across restarts.
 """
 from __future__ import annotations
 
@@ -86,6 +91,9 @@ class Durability:
                 for ev in s._dirty.values():
                     uow.put_evidence(s.id, ev)
                 uow.put_session(s.session, now)
+                head = self._trace_head()
+                if head is not None:
+                    uow.put_trace_head(s.id, head)
                 if s.task is not None:
                     uow.put_task(s.task)
                 for task in self.closing:
@@ -189,6 +197,7 @@ class Durability:
                     if self.recover:
                         self.recover_now()
                     self.last = self.store.last_reply(s.id)
+                    self._continue_chain()
                 except StoreUnavailable as exc:
                     raise SessionUnavailable(str(exc)) from exc
                 yield self.last if self.last is not None and not self.last.delivered else None
@@ -201,9 +210,25 @@ class Durability:
         finally:
             self.busy = False
 
+    def _trace_head(self) -> str | None:
+        """The hash of this session's latest trace event, if the trace chains its events."""
+        head = getattr(self.s.rt.trace, "chain_head", None)
+        return head(self.s.id) if head is not None else None
+
+    def _continue_chain(self) -> None:
+        """Under the lease, before the turn's first event: a trace that has chained nothing of
+        this session yet (a new process) continues from the head the store kept."""
+        trace = self.s.rt.trace
+        if getattr(trace, "chain", None) is None or trace.chain_head(self.s.id) is not None:
+            return  # no chain, or this writer carries it on already
+        head = self.store.trace_head(self.s.id)
+        if head is not None:
+            trace.continue_chain(self.s.id, head)
+
     def _release(self, delivered: int | None) -> None:
         try:
-            self.store.release_lease(self.s.id, self.holder, delivered_turn=delivered)
+            self.store.release_lease(self.s.id, self.holder, delivered_turn=delivered,
+                                     trace_head=self._trace_head())
         except StoreError:  # the lease expires; the reply is delivered again at worst
             log.warning("session %s: the lease could not be released", self.s.id, exc_info=True)
 

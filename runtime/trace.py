@@ -10,6 +10,9 @@ run-wide `seq`; callers give `session`, `turn` and, where they apply, `task` / `
   client hook, telemetry) find their own session; concurrent sessions never mix.
 - **Hash chain** (`telemetry/audit.py`): each event carries `prev`, the digest of its
   session's previous event (the first one: the session's anchor), and `hash`, its own digest.
+  A session reopened by another process continues its chain from the head the store kept
+  (`continue_chain`, called by runtime/durable.py); with `append=True` the new process adds to
+  the same file after its last `seq`, so the file verifies as one chain across the restart.
 - **Audit events**: an approval asked or decided and a write settled are followed by
   `audit.approval` / `audit.settlement` with who, what (digests) and when.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import IO, Any, Protocol
@@ -109,14 +113,17 @@ class TraceWriter:
     `keep=True` keeps every event in `events` (tests, the scenario runner). `chain=False` leaves
     out `prev`/`hash`; `key` (bytes) makes the chain's digests HMACs (default: the
     `SKILLC_AUDIT_KEY` environment variable, else plain SHA-256). `audit=False` leaves out the
-    audit events.
+    audit events. `append=True` adds to an existing file, numbering on from its last `seq`
+    (else the file is started anew).
     """
 
     def __init__(self, path: str | None = None, *, keep: bool = False, chain: bool = True,
-                 key: bytes | None = None, audit: bool = True) -> None:
+                 key: bytes | None = None, audit: bool = True, append: bool = False) -> None:
         self._events: list[dict[str, Any]] | None = [] if keep else None
-        self._seq = 0
-        self._fh: IO[str] | None = open(path, "w", encoding="utf-8") if path else None
+        self._seq = _last_seq(path) if path and append else 0
+        self._fh: IO[str] | None = open(path, "a" if append else "w", encoding="utf-8") if path else None
+        if path and self._fh is not None and append and self._fh.tell() > 0 and not _ends_with_newline(path):
+            self._fh.write("\n")  # a line cut short by a crash stays its own (unreadable) line
         self.listeners: list[Listener] = []
         self.chain: AuditChain | None = AuditChain(key) if chain else None
         self.audit = audit
@@ -133,6 +140,19 @@ class TraceWriter:
     def add_listener(self, listener: Listener) -> None:
         """Call `listener(event)` for every event from now on (after it is written)."""
         self.listeners.append(listener)
+
+    def chain_head(self, session: str) -> str | None:
+        """The hash of the session's latest event from this writer (or the head it continued
+        from), None when it has none or writes no chain."""
+        return self.chain.heads.get(session) if self.chain is not None else None
+
+    def continue_chain(self, session: str, head: str) -> bool:
+        """Continue the session's chain from `head` (its latest event, written by an earlier
+        process) when this writer has not chained an event of it yet; True when it now does."""
+        if self.chain is None or session in self.chain.heads:
+            return False
+        self.chain.heads[session] = head
+        return True
 
     def enter(self, env: Any) -> None:
         """Mark `env` (a session) as the one whose turn runs in this task, until the next `enter`."""
@@ -177,6 +197,40 @@ class TraceWriter:
         if self._fh:
             self._fh.close()
             self._fh = None
+
+
+def _ends_with_newline(path: str) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"
+
+
+def _last_seq(path: str) -> int:
+    """The `seq` of the last readable event of an existing trace file (0 when none): read from
+    the end, so opening a long log to append costs about one block."""
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return 0
+    with fh:
+        end = fh.seek(0, os.SEEK_END)
+        block, tail = 65536, b""
+        while end > 0:
+            start = max(0, end - block)
+            fh.seek(start)
+            tail = fh.read(end - start) + tail
+            lines = tail.split(b"\n")
+            # the first piece may be cut short (unless the block reached the file's start)
+            for line in reversed(lines if start == 0 else lines[1:]):
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and isinstance(event.get("seq"), int):
+                    return int(event["seq"])
+            end = start
+            tail = lines[0] if start > 0 else b""
+    return 0
 
 
 def iter_events(path: str) -> Iterator[tuple[int, dict[str, Any]]]:

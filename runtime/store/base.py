@@ -34,7 +34,7 @@ from skillc.runtime.errors import SkillcError
 from skillc.runtime.state import Evidence, SessionState, TaskState
 
 # Version of the stored layout; a backend migrates older stores on open.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class StoreError(SkillcError):
@@ -151,6 +151,10 @@ class UnitOfWork(Protocol):
     def put_reply(self, reply: ReplyRecord) -> None:
         """Store a turn's reply (one per session and turn)."""
 
+    def put_trace_head(self, session: str, head: str) -> None:
+        """Store the hash of the session's latest trace event (its audit chain's head), so a
+        process that reopens the session continues the chain instead of restarting it."""
+
 
 @runtime_checkable
 class Store(Protocol):
@@ -165,9 +169,11 @@ class Store(Protocol):
         """Take the session's lease for `holder` until now + ttl when it is free, expired, held by
         a dead process of this host, or held by `holder`; otherwise `granted` is False."""
 
-    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None) -> None:
+    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None,
+                      trace_head: str | None = None) -> None:
         """Give the lease back (only when `holder` holds it), marking the reply of
-        `delivered_turn` delivered in the same transaction."""
+        `delivered_turn` delivered and storing `trace_head` (the turn's last trace event, written
+        after its last unit) in the same transaction."""
 
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history (messages, entities, task ids), or None."""
@@ -188,6 +194,9 @@ class Store(Protocol):
 
     def last_reply(self, session_id: str) -> ReplyRecord | None:
         """The reply of the session's latest stored turn, or None."""
+
+    def trace_head(self, session_id: str) -> str | None:
+        """The session's stored audit chain head (see `UnitOfWork.put_trace_head`), or None."""
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""

@@ -116,8 +116,13 @@ def _v2(conn: psycopg.Connection[Any]) -> None:
     """)
 
 
+def _v3(conn: psycopg.Connection[Any]) -> None:
+    """Each session's audit chain head (trace.py), as in SQLite."""
+    conn.execute("CREATE TABLE trace_heads (session TEXT PRIMARY KEY, head TEXT NOT NULL)")
+
+
 # Index i migrates schema version i -> i+1, step for step with the SQLite store.
-MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2)
+MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3)
 assert len(MIGRATIONS) == SCHEMA_VERSION, "a schema change needs its PostgreSQL migration too"
 
 
@@ -190,6 +195,11 @@ class _Unit:
             "INSERT INTO replies (session, turn, delivered, doc) VALUES (%s, %s, %s, %s) ON CONFLICT (session, turn) "
             "DO UPDATE SET delivered = EXCLUDED.delivered, doc = EXCLUDED.doc",
             (reply.session, reply.turn, int(reply.delivered), reply_doc(reply)))
+
+    def put_trace_head(self, session: str, head: str) -> None:
+        """Store the session's audit chain head."""
+        self.conn.execute("INSERT INTO trace_heads (session, head) VALUES (%s, %s) ON CONFLICT (session) "
+                          "DO UPDATE SET head = EXCLUDED.head", (session, head))
 
 
 def _redact(url: str) -> str:
@@ -389,8 +399,9 @@ class PostgresStore(BufferedWrites):
             vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
             return Lease(session, holder, now + ttl, True, vrow[0] if vrow else 0)
 
-    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None) -> None:
-        """Give the lease back and mark the reply delivered, together."""
+    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None,
+                      trace_head: str | None = None) -> None:
+        """Give the lease back, mark the reply delivered and store the chain head, together."""
         if getattr(self._local, "in_unit", False):
             raise StoreError("a lease cannot change inside a unit of work")
         with self._tx("release the lease of session " + session) as (conn, _):
@@ -398,6 +409,9 @@ class PostgresStore(BufferedWrites):
             if cur.rowcount == 1 and delivered_turn is not None:
                 conn.execute("UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s",
                              (session, delivered_turn))
+            if cur.rowcount == 1 and trace_head is not None:
+                conn.execute("INSERT INTO trace_heads (session, head) VALUES (%s, %s) ON CONFLICT (session) "
+                             "DO UPDATE SET head = EXCLUDED.head", (session, trace_head))
 
     # ------------------------------------------------------------ reads
 
@@ -481,6 +495,11 @@ class PostgresStore(BufferedWrites):
         if not rows:
             return None
         return reply_from(session_id, *rows[0])
+
+    def trace_head(self, session_id: str) -> str | None:
+        """The session's stored audit chain head, or None."""
+        rows = self._rows(session_id, "trace head", "SELECT head FROM trace_heads WHERE session = %s", (session_id,))
+        return str(rows[0][0]) if rows else None
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""

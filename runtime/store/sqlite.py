@@ -1,8 +1,8 @@
 """The SQLite store (stdlib): the embedded default. One file, WAL, one connection per Store.
 
-Layout (schema 2): a session row holds the session's own fields and a version; user messages,
+Layout (schema 3): a session row holds the session's own fields and a version; user messages,
 entities, replies and evidence are rows appended per session; tasks are rows (one per task, its
-nodes inside). Units of work run as `BEGIN IMMEDIATE` transactions, so a unit's lease check and
+nodes inside); `trace_heads` keeps each session's audit chain head. Units of work run as `BEGIN IMMEDIATE` transactions, so a unit's lease check and
 its writes cannot interleave with another process's.
 """
 from __future__ import annotations
@@ -99,8 +99,13 @@ def _v2(db: sqlite3.Connection) -> None:
         db.execute("UPDATE tasks SET state = ? WHERE session = ? AND id = ?", (str(state), sid, tid))
 
 
+def _v3(db: sqlite3.Connection) -> None:
+    """Each session's audit chain head (trace.py), so a restarted process continues the chain."""
+    db.execute("CREATE TABLE trace_heads (session TEXT PRIMARY KEY, head TEXT NOT NULL)")
+
+
 # Migrations from day one: index i migrates user_version i -> i+1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
@@ -151,6 +156,10 @@ class _Unit:
         """Store a turn's reply."""
         self.db.execute("INSERT OR REPLACE INTO replies (session, turn, delivered, doc) VALUES (?, ?, ?, ?)",
                         (reply.session, reply.turn, int(reply.delivered), reply_doc(reply)))
+
+    def put_trace_head(self, session: str, head: str) -> None:
+        """Store the session's audit chain head."""
+        self.db.execute("INSERT OR REPLACE INTO trace_heads (session, head) VALUES (?, ?)", (session, head))
 
 
 def _is_corruption(exc: sqlite3.Error) -> bool:
@@ -262,13 +271,16 @@ class SQLiteStore(BufferedWrites):
                             (session, holder, now + ttl))
             return Lease(session, holder, now + ttl, True, version)
 
-    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None) -> None:
-        """Give the lease back and mark the reply delivered, together."""
+    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None,
+                      trace_head: str | None = None) -> None:
+        """Give the lease back, mark the reply delivered and store the chain head, together."""
         with self._tx("release the lease of session " + session):
             cur = self.db.execute("DELETE FROM leases WHERE session = ? AND holder = ?", (session, holder))
             if cur.rowcount == 1 and delivered_turn is not None:
                 self.db.execute("UPDATE replies SET delivered = 1 WHERE session = ? AND turn = ?",
                                 (session, delivered_turn))
+            if cur.rowcount == 1 and trace_head is not None:
+                _Unit(self.db).put_trace_head(session, trace_head)
 
     @contextmanager
     def _tx(self, what: str) -> Iterator[None]:
@@ -349,6 +361,11 @@ class SQLiteStore(BufferedWrites):
         if not rows:
             return None
         return reply_from(session_id, *rows[0])
+
+    def trace_head(self, session_id: str) -> str | None:
+        """The session's stored audit chain head, or None."""
+        rows = self._rows(session_id, "trace head", "SELECT head FROM trace_heads WHERE session = ?", (session_id,))
+        return str(rows[0][0]) if rows else None
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""

@@ -179,3 +179,47 @@ def test_version_of_tells_another_process_its_copy_is_stale(store_factory: Facto
         with b.unit("s1") as uow:
             uow.put_session(copy, 3.0)
     assert a.version_of("s1") == 2 and a.version_of("other") == 0
+
+
+def test_the_trace_head_is_kept_with_the_unit_and_at_release(store_factory: Factory) -> None:
+    a, b = store_factory(), store_factory()
+    assert a.trace_head("s1") is None
+    h = new_holder()
+    assert a.acquire_lease("s1", h, now=0.0, ttl=60.0).granted
+    with a.unit("s1", holder=h, expires=60.0) as uow:
+        uow.put_session(_session(), 1.0)
+        uow.put_trace_head("s1", "aa" * 32)
+    assert b.trace_head("s1") == "aa" * 32  # committed with the unit, seen by another process
+    with pytest.raises(RuntimeError):
+        with a.unit("s1", holder=h, expires=60.0) as uow:
+            uow.put_trace_head("s1", "bb" * 32)
+            raise RuntimeError("the unit fails")
+    assert b.trace_head("s1") == "aa" * 32  # nothing of a failed unit
+    b.release_lease("s1", new_holder(), trace_head="cc" * 32)  # not the holder: nothing stored
+    assert b.trace_head("s1") == "aa" * 32
+    a.release_lease("s1", h, trace_head="dd" * 32)  # the turn's last events, after its last unit
+    assert b.trace_head("s1") == "dd" * 32 and b.trace_head("s2") is None
+
+
+def test_a_schema_2_sqlite_file_migrates_to_keep_trace_heads(tmp_path: Any) -> None:
+    import sqlite3
+
+    from skillc.runtime.store import SCHEMA_VERSION, SQLiteStore
+    from skillc.runtime.store.sqlite import MIGRATIONS
+
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path, isolation_level=None)
+    for step in MIGRATIONS[:2]:  # a store written by the previous release
+        step(db)
+    db.execute("PRAGMA user_version=2")
+    db.execute("""INSERT INTO sessions (id, doc, updated, version) VALUES ('s1', '{"id": "s1"}', 1.0, 1)""")
+    db.close()
+    store = SQLiteStore(path)
+    try:
+        assert store.raw("PRAGMA user_version") == [(SCHEMA_VERSION,)] and SCHEMA_VERSION >= 3
+        assert store.trace_head("s1") is None and store.version_of("s1") == 1
+        with store.unit("s1") as uow:
+            uow.put_trace_head("s1", "ee" * 32)
+        assert store.trace_head("s1") == "ee" * 32
+    finally:
+        store.close()

@@ -1,0 +1,117 @@
+"""The audit hash chain across a restart: a session's chain head is stored with its units of work,
+so a second runtime on the same SQLite file, appending to the same trace file, continues the
+session's chain where the first one stopped and `skillc audit verify` sees one unbroken chain
+(issue 17's chain, issue 12's store). Real SQLite file, the ledger MCP server in-process."""
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillc.main import run as cli_run
+from skillc.runtime.store import open_store
+from skillc.runtime.telemetry.audit import verify
+from skillc.runtime.trace import TraceWriter, iter_events
+
+HELPERS = Path(__file__).resolve().parent / "helpers"
+STUDIO = HELPERS / "integration" / "studios" / "ledger"
+SERVER = HELPERS / "integration" / "ledger_server.py"
+PLATFORM = {"userId": 7, "memberId": 70, "name": "alice", "organId": 9}
+POST = {"call": {"tool": "ledger_post", "args": {"ref": "R-7001", "amount": 420}}}
+APPROVE = {"call": {"tool": "builtin_node_approval", "args": {"summary": "Book R-7001", "toolName": "ledger_post"}}}
+FINISH = {"call": {"tool": "builtin_node_finish", "args": {"output": "Booked R-7001"}}}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from skillc.compiler.build import compile_studio
+
+    out = tmp_path_factory.mktemp("ledger") / "compiled"
+    assert not compile_studio(STUDIO, out).rejected
+    return out
+
+
+async def _process(compiled: Path, tmp: Path, trace_path: Path, turn: Any) -> None:
+    """One "process": a runtime over the store file and the trace file (appended to), one turn."""
+    from skillc.runtime.config import Settings
+    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
+    from skillc.runtime.model.scripted import ScriptedModel
+    from skillc.runtime.session import Runtime
+
+    spec = importlib.util.spec_from_file_location("skillc_test_ledger_server_audit", SERVER)
+    assert spec is not None and spec.loader is not None
+    ledger = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ledger)
+    gateway = McpGateway({"ledger": InProcessServer(ledger.build_server(str(tmp / "ledger.sqlite"), hang=False),
+                                                    reports_invocations=False)}, timeout=30)
+    await gateway.start()
+    model = ScriptedModel()
+    runtime = Runtime(load_compiled(compiled), gateway, model, open_store(tmp / "store.sqlite"),
+                      Settings.from_mapping({}), clock=lambda: 1_800_000_000.0, seed=7,
+                      trace=TraceWriter(str(trace_path), append=True))
+    try:
+        session = await runtime.open_session(PLATFORM, session_id="s1")
+        await turn(session, model)
+    finally:
+        await runtime.aclose()  # closes the store and the trace file: the process is gone
+
+
+def test_a_restarted_process_continues_the_sessions_chain(compiled: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("SKILLC_AUDIT_KEY", raising=False)
+    trace = tmp_path / "trace.jsonl"
+
+    async def ask(session: Any, model: Any) -> None:
+        model.load_turn([POST, APPROVE])
+        assert (await session.send("Book 420 under reference R-7001")).kind == "APPROVAL"
+
+    async def confirm(session: Any, model: Any) -> None:
+        model.load_turn([FINISH])
+        assert "Booked R-7001" in (await session.answer({"decision": "CONFIRM"})).text
+
+    asyncio.run(_process(compiled, tmp_path, trace, ask))
+    first = [e for _, e in iter_events(str(trace))]
+    store = open_store(tmp_path / "store.sqlite")
+    try:  # the head kept is the first process's last event (its turn.reply, after the last unit)
+        assert first[-1]["type"] == "turn.reply" and store.trace_head("s1") == first[-1]["hash"]
+    finally:
+        store.close()
+    asyncio.run(_process(compiled, tmp_path, trace, confirm))
+    events = [e for _, e in iter_events(str(trace))]
+    second = events[len(first):]
+    assert second and second[0]["prev"] == first[-1]["hash"]  # continued, not restarted at the anchor
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))  # numbered on
+    assert {"audit.approval", "audit.settlement"} <= {e["type"] for e in events}
+    verdict = verify(iter_events(str(trace)))
+    assert verdict.ok and verdict.problem is None, verdict.problem
+    assert not [n for n in verdict.notes if "restarts its chain" in n], verdict.notes
+    assert cli_run(["audit", "verify", "--json", str(trace)]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"]
+    # and the chain still catches an edit of the first process's part
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    edited = json.loads(lines[len(first) - 1])
+    edited["text"] = "changed"
+    lines[len(first) - 1] = json.dumps(edited)
+    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert verify(iter_events(str(trace))).problem.kind == "altered"  # type: ignore[union-attr]
+
+
+def test_appending_numbers_on_after_a_line_cut_short(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    writer = TraceWriter(str(path))
+    for turn in (1, 2):
+        writer.emit("turn.started", session="s1", turn=turn, message="hi")
+    writer.close()
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write('{"seq": 3, "type": "turn.rep')  # a crash mid-line
+    writer = TraceWriter(str(path), append=True)
+    assert writer.emit("turn.started", session="s1", turn=3, message="again")["seq"] == 3
+    writer.close()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 4 and json.loads(lines[3])["seq"] == 3  # the cut line stays on its own
