@@ -105,7 +105,8 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
 
         telemetry.configure(telemetry.read_table(config.path))
     try:
-        trace = TraceWriter(args.trace, keep=False)
+        # appended: a session resumed with the same --trace file continues its audit chain there
+        trace = TraceWriter(args.trace, keep=False, append=True)
     except OSError as exc:
         raise ChatError(f"--trace {args.trace}: cannot write: {exc.strerror or exc}") from None
     try:

@@ -47,7 +47,7 @@ def _run(args: SimpleNamespace, script: list[Callable[[str], str]]) -> tuple[int
     steps = iter(script)
 
     def read(prompt: str) -> str:
-        sid = next(re.search(r"session (\S+) \(resume with", line).group(1)  # type: ignore[union-attr]
+        sid = next(re.search(r"(?:session|resumed) (\S+) \(resume with", line).group(1)  # type: ignore[union-attr]
                    for line in out if "(resume with" in line)
         try:
             return next(steps)(sid)
@@ -125,3 +125,28 @@ def test_a_corrupt_session_ends_the_chat_with_how_to_go_on(tmp_path: Path) -> No
     assert not any(line.startswith("bye") for line in out)
     with pytest.raises(ChatError, match="unreadable.*start without --session"):  # resuming it says so too
         _run(_args(tmp_path, session=sid), [])
+
+
+def test_a_resumed_chat_appends_to_its_trace_and_the_chain_holds(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--trace` is appended to: a session resumed in a new chat with the same file continues its
+    audit chain there, and the file verifies as one chain."""
+    from skillc.runtime.telemetry.audit import verify
+    from skillc.runtime.trace import iter_events
+
+    monkeypatch.delenv("SKILLC_AUDIT_KEY", raising=False)
+    trace = tmp_path / "trace.jsonl"
+    args = _args(tmp_path)
+    args.trace = str(trace)
+    status, out = _run(args, [lambda sid: "hello", lambda sid: "/quit"])
+    assert status == 0, out
+    sid = next(re.search(r"session (\S+) \(resume", line).group(1) for line in out if "(resume" in line)  # type: ignore[union-attr]
+    first = len(trace.read_text(encoding="utf-8").splitlines())
+    again = _args(tmp_path, session=sid)
+    again.trace = str(trace)
+    status, out = _run(again, [lambda sid: "hello again", lambda sid: "/quit"])
+    assert status == 0, out
+    events = [e for _, e in iter_events(str(trace))]
+    assert len(events) > first and events[first]["prev"] == events[first - 1]["hash"]
+    verdict = verify(iter_events(str(trace)))
+    assert verdict.ok and not [n for n in verdict.notes if "restarts its chain" in n], (verdict.problem, verdict.notes)

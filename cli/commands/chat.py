@@ -35,7 +35,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the caller's platform identity (§11), e.g. userId=7; repeatable")
     parser.add_argument("--base-url", metavar="URL", help="override the model endpoint")
     parser.add_argument("--model", metavar="NAME", help="override the model name")
-    parser.add_argument("--trace", metavar="PATH", help="also write the trace (JSON lines) to PATH")
+    parser.add_argument("--trace", metavar="PATH",
+                        help="also append the trace (JSON lines) to PATH; a session resumed with the same PATH "
+                        "continues its audit chain there (`skillc audit verify PATH`)")
 
 
 def run(args: argparse.Namespace) -> int:
