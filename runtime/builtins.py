@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from skillc.runtime import envtools, lifecycle
-from skillc.runtime import support as rt
+from skillc.runtime.paths import get_path, parse_path
+from skillc.runtime.values import MISSING, canonical
 from skillc.runtime.chain import CallResult, reject
 from skillc.runtime.completion import finish_check, output_source_ok
 from skillc.runtime.context import NodeContext
@@ -140,7 +141,7 @@ async def finish(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> Call
     failed = finish_check(env, node, output)
     if failed:
         return reject(failed[0], failed[1].split(";")[0], failed[1])
-    node.output_text = output if isinstance(output, str) else rt.canonical(output)
+    node.output_text = output if isinstance(output, str) else canonical(output)
     return CallResult(ok=True, message="finished", effect="finish")
 
 
@@ -208,25 +209,24 @@ def _source_problem(env: SessionEnv, node: NodeState, spec: Any, value: Any, sou
         ev = env.evidence.get(str(ref))
         if ev is None or not ev.completed:  # §9: evidence is a business-successful call (empty counts)
             return ErrorName.SOURCE_REJECT, f"no successful evidence {ref}"
-        parts = tuple(("i", int(p)) if p.isdigit() else ("k", p) for p in str(path or "").split(".") if p)
-        found = rt.get_path(ev.response, parts)
-        if found is rt.MISSING or rt.canonical(found) != rt.canonical(value):
-            return ErrorName.SOURCE_REJECT, f"the value at {path!r} of {ref} is not {rt.canonical(value)}"
+        found = get_path(ev.response, parse_path(str(path or "")))
+        if found is MISSING or canonical(found) != canonical(value):
+            return ErrorName.SOURCE_REJECT, f"the value at {path!r} of {ref} is not {canonical(value)}"
     elif source == Source.CONTRACT:
-        if spec is None or not spec.has_constant or rt.canonical(spec.constant) != rt.canonical(value):
+        if spec is None or not spec.has_constant or canonical(spec.constant) != canonical(value):
             return ErrorName.SOURCE_REJECT, "the value is not the contract's constant"
     elif source == Source.USER and not ctx.user_mentions(spec.name if spec else "", value):
         return ErrorName.SOURCE_REJECT, "the user did not say this value"
-    elif source == Source.PLATFORM and not any(rt.canonical(v) == rt.canonical(value) for v in env.platform.values()):
+    elif source == Source.PLATFORM and not any(canonical(v) == canonical(value) for v in env.platform.values()):
         return ErrorName.SOURCE_REJECT, "the value is not a platform identity value"
     elif source == Source.PRIOR_TASK and not ctx.prior_has(value, None):
         return ErrorName.SOURCE_REJECT, "the value is not a known entity id"
     elif source in (Source.NODE_OUTPUT, Source.SHARED, Source.SESSION):
         pool = {Source.NODE_OUTPUT: [ctx.inputs, ctx.outputs], Source.SHARED: [ctx.shared],
                 Source.SESSION: [ctx.session]}[Source(source)]
-        if not any(rt.canonical(value) in {rt.canonical(v) for v in m.values()} for m in pool):
+        if not any(canonical(value) in {canonical(v) for v in m.values()} for m in pool):
             return ErrorName.SOURCE_REJECT, f"the value is not among the {source} values"
-    if spec is not None and spec.has_constant and rt.canonical(spec.constant) != rt.canonical(value):
+    if spec is not None and spec.has_constant and canonical(spec.constant) != canonical(value):
         return ErrorName.SOURCE_REJECT, "the value differs from the contract's constant"
     return None
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from skillc.runtime import border
-from skillc.runtime import support as rt
+from skillc.runtime.skillmeta import ToolMeta
+from skillc.runtime.values import canonical
 from skillc.runtime.context import NodeContext
 from skillc.runtime.errors import code_of
 from skillc.runtime.evidence import UNSETTLED, register, settle_success
@@ -93,7 +94,7 @@ class Call:
     raw: Any
     approved: bool = False
     args: dict[str, Any] = field(default_factory=dict)
-    meta: rt.ToolMeta | None = None
+    meta: ToolMeta | None = None
     bound: dict[str, str] = field(default_factory=dict)
     ctx: NodeContext | None = None
     sig: str = ""
@@ -129,12 +130,12 @@ def _required_of(schema: dict[str, Any] | None) -> tuple[str, ...]:
     return _memo("required", schema, lambda s: tuple(r for r in (s.get("required") or ()) if isinstance(r, str)))
 
 
-def _exempt_of(meta: rt.ToolMeta | None) -> frozenset[str]:
+def _exempt_of(meta: ToolMeta | None) -> frozenset[str]:
     """Top-level argument names bound by from/const: exempt from the schema's required check."""
     if meta is None:
         return frozenset()
     return _memo("exempt", meta, lambda m: frozenset(
-        a.path.split(".")[0].replace("[]", "") for a in m.args.values() if a.bound))
+        str(a.parts[0][1]) for a in m.args.values() if a.bound and a.parts))
 
 
 def load_args(raw: Any) -> Any:
@@ -233,7 +234,7 @@ def step_param_contract(c: Call) -> CallResult | None:
 
 def step_fingerprint(c: Call) -> CallResult | None:
     """The (L+1)-th identical successful call in a row fails the node (DESIGN decision 4)."""
-    c.sig = c.tool + rt.canonical(c.args)
+    c.sig = c.tool + canonical(c.args)
     if c.approved:
         return None
     limit = c.env.settings.fingerprint_limit

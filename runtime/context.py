@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
 
-from skillc.runtime import support as rt
+from skillc.runtime.paths import get_path, parse_path
+from skillc.runtime.values import MISSING, canonical, normalize_text
 from skillc.runtime.indexes import entity_index, evidence_index
 from skillc.runtime.state import Evidence, NodeState
 from skillc.runtime.vocab import EvidenceStatus, NodeStatus
@@ -69,7 +70,7 @@ def _recent_user_texts(messages: list[dict[str, Any]], limit: int) -> list[str]:
         if len(_RECENT) >= 256:
             _RECENT.clear()
         hit = _RECENT[id(messages)] = (messages, len(messages), limit,
-                                       [rt.normalize_text(m["text"]) for m in messages[-limit:]])
+                                       [normalize_text(m["text"]) for m in messages[-limit:]])
     return hit[3]
 
 
@@ -103,10 +104,10 @@ class NodeContext:
     def evidence_value(self, key: str, parts: tuple) -> Any:
         for ev in self.visible_evidence():
             if key in ev.values:
-                value = rt.get_path(ev.values[key], parts)
-                if value is not rt.MISSING:
+                value = get_path(ev.values[key], parts)
+                if value is not MISSING:
                     return value
-        return rt.MISSING
+        return MISSING
 
     def evidence_has(self, value: Any) -> bool:
         # §5.3 "某个值": a scalar equals a scalar inside an extract; an object or list argument
@@ -126,12 +127,12 @@ class NodeContext:
                         and ev.task == self.node.task and ev.node in visible):
                     return True
             return False
-        text = rt.canonical(value)
+        text = canonical(value)
         for ev in self.visible_evidence():
             for sub in ev.values.values():
                 for node in _nodes(sub, container):
                     if container:
-                        if isinstance(node, (dict, list)) and rt.canonical(node) == text:
+                        if isinstance(node, (dict, list)) and canonical(node) == text:
                             return True
                     elif _same(value, node):
                         return True
@@ -143,11 +144,11 @@ class NodeContext:
         ent = entity_index(self.env).latest(entity_type, entity_id)  # the newest of that type (and id)
         if ent is not None:
             if attr is None or attr == "displayName":
-                return ent.get("name") if ent.get("name") is not None else rt.MISSING
+                return ent.get("name") if ent.get("name") is not None else MISSING
             if attr == "id":
                 return ent["id"]
-            return ent.get("attrs", {}).get(attr, rt.MISSING)
-        return rt.MISSING
+            return ent.get("attrs", {}).get(attr, MISSING)
+        return MISSING
 
     def upstream_output(self, parts: tuple) -> Any:
         nodes = self.env.task.nodes if self.env.task else {}
@@ -155,29 +156,28 @@ class NodeContext:
             if n.state != NodeStatus.DONE:
                 continue
             outputs = {k: v["value"] for k, v in n.outputs.items()}
-            value = rt.get_path(outputs, parts)
-            if value is not rt.MISSING:
+            value = get_path(outputs, parts)
+            if value is not MISSING:
                 return value
-        return rt.MISSING
+        return MISSING
 
     def user_mentions(self, param: str, value: Any) -> bool:
         answered = self.node.answered
         if answered is not None and param in answered.expected_fields:
             return True
-        needle = rt.normalize_text(value)
+        needle = normalize_text(value)
         if len(needle) < 2:
             return False
         return any(needle in text for text in _recent_user_texts(self.env.session.user_messages,
                                                                  self.env.settings.user_messages_searched))
 
     def _mapping_has(self, mapping: Any, param: str, value: Any) -> bool:
-        parts = tuple(("k", p) for p in param.replace("[]", "").split(".") if p)
-        found = rt.get_path(mapping, parts)
-        if found is rt.MISSING:
+        found = get_path(mapping, parse_path(param, each=False))
+        if found is MISSING:
             return False
         if isinstance(found, list) and not isinstance(value, list):
             return any(_same(value, f) for f in found)
-        return _same(found, value) or rt.canonical(found) == rt.canonical(value)
+        return _same(found, value) or canonical(found) == canonical(value)
 
     def node_output_has(self, param: str, value: Any) -> bool:
         return self._mapping_has(self.inputs, param, value) or self._mapping_has(self.outputs, param, value)
@@ -191,5 +191,5 @@ class NodeContext:
     def prior_has(self, value: Any, ref: tuple | None) -> bool:
         if ref is not None:
             found = self.prior(*ref)
-            return found is not rt.MISSING and _same(found, value)
+            return found is not MISSING and _same(found, value)
         return entity_index(self.env).has_id(value)

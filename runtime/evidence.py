@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from skillc.runtime import lifecycle
-from skillc.runtime import support as rt
+from skillc.runtime.skillmeta import Judgement, ToolMeta
+from skillc.runtime.values import MISSING, default_empty
 from skillc.runtime.state import Evidence, NodeState
 from skillc.runtime.vocab import EvidenceStatus, Suspension
 from skillc.runtime.vocab import SideEffect
@@ -54,14 +55,14 @@ def index_entities(env: SessionEnv, entities: Iterable[dict[str, Any]]) -> None:
     env.session.entities.extend(entities)
 
 
-def settle_success(env: SessionEnv, ev: Evidence, meta: rt.ToolMeta | None, response: Any) -> rt.Judgement | None:
+def settle_success(env: SessionEnv, ev: Evidence, meta: ToolMeta | None, response: Any) -> Judgement | None:
     """Judge and extract a response that arrived: the evidence becomes SUCCESS (§6). Returns the
     response contract's verdict (None for a tool without a contract: no business judgement)."""
     ev.status = EvidenceStatus.SUCCESS
     ev.response = response
     judgement = None
     if meta is None:
-        ev.business_ok, ev.empty = True, rt.default_empty(response)
+        ev.business_ok, ev.empty = True, default_empty(response)
     else:
         judgement = meta.judge(response)
         ev.business_ok = judgement.business_ok
@@ -69,7 +70,7 @@ def settle_success(env: SessionEnv, ev: Evidence, meta: rt.ToolMeta | None, resp
         ev.empty = extraction.empty
         if ev.business_ok:
             # An extract whose path is absent holds no value (MISSING must not reach the store).
-            ev.values = {k: v for k, v in extraction.values.items() if v is not rt.MISSING}
+            ev.values = {k: v for k, v in extraction.values.items() if v is not MISSING}
             ev.entities = [dict(e, task=ev.task, evidence=ev.id) for e in extraction.entities]
             index_entities(env, ev.entities)
     env.put_evidence(ev)

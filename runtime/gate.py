@@ -5,51 +5,42 @@ import copy
 import hashlib
 from typing import Any
 
-from skillc.runtime import support as rt
+from skillc.runtime.paths import arg_values, at_path, get_path, path_text
+from skillc.runtime.skillmeta import ToolMeta
+from skillc.runtime.values import MISSING, canonical, has_value
 from skillc.runtime.trace import MASK
 from skillc.runtime.vocab import SideEffect
 
 
-def path_text(parts: tuple) -> str:
-    """The dotted text of a parts tuple (`lines[].goodsCode`)."""
-    out = ""
-    for part in parts:
-        if part[0] == "e":
-            out += "[]"
-        else:
-            out += ("." if out else "") + str(part[1])
-    return out
-
-
-def approval_needed(tool: str, meta: rt.ToolMeta, settings: Any) -> bool:
+def approval_needed(tool: str, meta: ToolMeta, settings: Any) -> bool:
     """Approval is bypassed only with confirm: false AND the tool in the bypass list (§4, §14.1)."""
     if meta.side_effect != SideEffect.WRITE:
         return False
     return bool(meta.confirm) or tool not in settings.write_confirm_bypass_tools
 
 
-def idempotency_key(tool: str, meta: rt.ToolMeta, args: dict[str, Any]) -> str:
+def idempotency_key(tool: str, meta: ToolMeta, args: dict[str, Any]) -> str:
     """§14.2: SHA-256 of the listed values in path order (missing skipped), else of all arguments."""
     values = []
     for parts in sorted(meta.idempotency_key, key=path_text):
-        v = rt.get_path(args, parts)
-        if rt.has_value(v):
-            values.append(path_text(parts) + "=" + rt.canonical(v))
-    material = "\n".join(values) if values else "*" + rt.canonical(args)
+        v = get_path(args, parts)
+        if has_value(v):
+            values.append(path_text(parts) + "=" + canonical(v))
+    material = "\n".join(values) if values else "*" + canonical(args)
     return tool + ":" + hashlib.sha256(material.encode()).hexdigest()
 
 
-def approval_summary(meta: rt.ToolMeta, args: dict[str, Any]) -> str:
+def approval_summary(meta: ToolMeta, args: dict[str, Any]) -> str:
     """"Label: value" lines; sensitive values masked, platform-injected arguments not shown (§14.1,
     §11). Arguments the contract does not list follow as "name: value", with any configured
     member inside them left out (it is shown by its own line, or hidden when platform-injected)."""
     lines = []
     rest = copy.deepcopy(args)
     for a in meta.args.values():
-        rt.at_path(rest, a.parts, _remove)  # shown by its own line, or hidden
+        at_path(rest, a.parts, _remove)  # shown by its own line, or hidden
         if a.platform:
             continue
-        values = rt.arg_values(args, a.parts)
+        values = arg_values(args, a.parts)
         if values is None:
             continue
         text = MASK if a.sensitive else ", ".join(_show(v) for v in values)
@@ -77,6 +68,6 @@ def _remove(container: Any, key: Any) -> None:
 def _show(value: Any) -> str:
     if isinstance(value, str):
         return value
-    if value is rt.MISSING:
+    if value is MISSING:
         return "?"
-    return rt.canonical(value)
+    return canonical(value)

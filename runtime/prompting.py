@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import jinja2
 
 from skillc.runtime import builtins
-from skillc.runtime import support as rt
+from skillc.runtime.skillmeta import ArgMeta
 from skillc.runtime.model.base import ToolSpec
 from skillc.runtime.state import NodeState
 from skillc.runtime.vocab import Source
@@ -52,7 +52,7 @@ def render_for_message(name: str, key: Any, sources: tuple[Any, ...], message: s
     return hit[1].replace(_MESSAGE, message)
 
 
-def arg_rule(a: rt.ArgMeta) -> str:
+def arg_rule(a: ArgMeta) -> str:
     """One line on where an argument's value may come from."""
     if a.bound:
         return "filled by the runtime" + (" (platform identity)" if a.platform else "")

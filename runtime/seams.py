@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from skillc.runtime.mcp.result import CallOutcome, ToolInfo
     from skillc.runtime.model.base import Model
     from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
-    from skillc.runtime.support import SkillModule
+    from skillc.runtime.skillmeta import SkillModule
 
 
 def active_task(env: SessionEnv) -> TaskState:

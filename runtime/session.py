@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from skillc.runtime import evidence as evidence_
 from skillc.runtime import border, lifecycle, tasks
-from skillc.runtime import support as rt
+from skillc.runtime.paths import get_path
+from skillc.runtime.values import has_value
 from skillc.runtime.errors import ErrorName, UnknownAgent
 from skillc.runtime.evidence import settle_write
 from skillc.runtime.lifecycle import FINAL, finish_node, question_of
@@ -269,7 +270,7 @@ class Session:
         if not parts:
             return False
         pool = self.session.values if prefix == "session" else (self.task.shared if self.task else {})
-        return rt.has_value(rt.get_path(pool, tuple(tuple(p) for p in parts)))
+        return has_value(get_path(pool, tuple(tuple(p) for p in parts)))
 
     def put_evidence(self, ev: Evidence) -> None:
         """Mark an evidence record changed."""

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skillc.runtime import lifecycle
-from skillc.runtime import support as rt
+from skillc.runtime.skillmeta import make_entities
+from skillc.runtime.values import MISSING, has_value
 from skillc.runtime.completion import resolve_target
 from skillc.runtime.context import NodeContext
 from skillc.runtime.evidence import index_entities
@@ -113,7 +114,7 @@ def start_node(env: SessionEnv, node: NodeState) -> bool:
     if node.kind == NodeKind.PROVIDER:
         shared = [o for o in module.OUTPUTS.values() if o.share]
         pools: dict[str | None, dict[str, Any]] = {Share.TASK: task.shared, Share.SESSION: env.session.values}
-        if shared and all(rt.has_value(pools[o.share].get(o.name, rt.MISSING)) for o in shared):
+        if shared and all(has_value(pools[o.share].get(o.name, MISSING)) for o in shared):
             lifecycle.skip(env, node, "all its shared outputs exist")
             return False
     node.input_sources = module.bind_inputs(node.inputs, NodeContext(env, node)) or {}
@@ -180,4 +181,4 @@ def share_outputs(env: SessionEnv, node: NodeState) -> None:
             env.session.values[key] = got["value"]
         if spec.entity is not None:
             index_entities(env, (dict(ent, task=task.id, node=node.id)
-                                 for ent in rt.make_entities(got["value"], spec.entity)))
+                                 for ent in make_entities(got["value"], spec.entity)))
