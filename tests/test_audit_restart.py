@@ -115,3 +115,42 @@ def test_appending_numbers_on_after_a_line_cut_short(tmp_path: Path) -> None:
     writer.close()
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 4 and json.loads(lines[3])["seq"] == 3  # the cut line stays on its own
+
+
+def test_a_process_that_died_after_its_last_unit_leaves_a_noted_fork(compiled: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed after the turn's last unit, before its lease was given back: the store's head is the
+    event before `turn.reply`. The next process continues from there; verify notes the bypassed
+    tail instead of calling it an edit, and an event really moved is still caught."""
+    import sqlite3
+
+    monkeypatch.delenv("SKILLC_AUDIT_KEY", raising=False)
+    trace = tmp_path / "trace.jsonl"
+
+    async def ask(session: Any, model: Any) -> None:
+        model.load_turn([POST, APPROVE])
+        await session.send("Book 420 under reference R-7001")
+
+    async def confirm(session: Any, model: Any) -> None:
+        model.load_turn([FINISH])
+        await session.answer({"decision": "CONFIRM"})
+
+    asyncio.run(_process(compiled, tmp_path, trace, ask))
+    first = [e for _, e in iter_events(str(trace))]
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:  # what the store holds after such a death
+        db.execute("UPDATE trace_heads SET head = ? WHERE session = 's1'", (first[-2]["hash"],))
+    asyncio.run(_process(compiled, tmp_path, trace, confirm))
+    events = [e for _, e in iter_events(str(trace))]
+    assert events[len(first)]["prev"] == first[-2]["hash"] and events[len(first)]["type"] == "turn.started"
+    verdict = verify(iter_events(str(trace)))
+    assert verdict.ok, verdict.problem
+    assert any(f"continues at seq {len(first) + 1} from seq {len(first) - 1}" in n for n in verdict.notes), verdict.notes
+    # a fork that is not a restart (the bypassed events open a turn of their own) stays a break
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    events[len(first) - 1]["type"] = "turn.started"  # re-hashed: keyless, so anyone can; the fork shape is what counts
+    from skillc.runtime.telemetry.audit import AuditChain
+
+    events[len(first) - 1]["hash"] = AuditChain(None, from_env=False).event_hash(events[len(first) - 1])
+    lines[len(first) - 1] = json.dumps(events[len(first) - 1])
+    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert verify(iter_events(str(trace))).problem is not None

@@ -159,6 +159,10 @@ def verify(events: Iterable[tuple[int, dict[str, Any]]], key: bytes | str | None
             elif where is not None and where > i:
                 before = items[where][1].get("seq")
                 return stop("reordered", f"it comes before its predecessor, seq {before}")
+            elif where is not None and _resumed_after_crash(items, where, i, session):
+                verdict.notes.append(f"line {line}: session {session} continues at seq {seq} from seq "
+                                     f"{items[where][1].get('seq')}, its last stored point: the events between "
+                                     "are the tail of a turn whose process stopped before that turn ended")
             elif where is not None:
                 after = items[where][1].get("seq")
                 now = heads[session][1] if session in heads else None
@@ -174,6 +178,18 @@ def verify(events: Iterable[tuple[int, dict[str, Any]]], key: bytes | str | None
             verdict.notes.append(f"session {session} ends at seq {seq} ({last.get('type')}), not at a turn.reply: "
                                  "its last turn was interrupted, or the trace was cut short")
     return verdict
+
+
+def _resumed_after_crash(items: list[tuple[int, dict[str, Any]]], where: int, at: int, session: str) -> bool:
+    """A process taking a session up continues its chain from the head the store kept (its last
+    unit of work); when the previous process died after that unit, the events it wrote since are
+    left behind. That fork is a restart, not an edit, when the new branch opens a turn and every
+    bypassed event of the session belongs to the same turn as the head and opens none."""
+    if items[at][1].get("type") != "turn.started":
+        return False
+    turn = items[where][1].get("turn")
+    bypassed = [ev for _, ev in items[where + 1:at] if str(ev.get("session")) == session]
+    return bool(bypassed) and all(ev.get("turn") == turn and ev.get("type") != "turn.started" for ev in bypassed)
 
 
 # ---------------------------------------------------------------- audit events
