@@ -4,7 +4,9 @@ The runtime never imports the compiler: modules are imported from their files wi
 (each under a unique module name, so two loaded versions of a skill never collide, and a file stem
 such as `cms.article.find` need not be an identifier); a path in the manifest that leads outside
 the directory is refused. Graph
-templates are node-link JSON read with networkx. `CompiledStudio.refresh()` runs every turn: it
+templates are node-link JSON: a turn reads only the agent's profile, skills and delegation catalog
+from it, so the networkx graph (`AgentTemplate.graph`, for `skillc graph` and the console) is
+built, and networkx imported (~100+ ms), only when asked for. `CompiledStudio.refresh()` runs every turn: it
 re-reads manifest.json and re-imports only the modules whose hash changed. With a `source`
 (compile-on-load, needs the compiler extra) it first rebuilds the directory incrementally, so a
 turn costs one hash comparison per unchanged skill.
@@ -18,13 +20,15 @@ import itertools
 import json
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from skillc.runtime.errors import SkillcError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 MANIFEST = "manifest.json"
 _counter = itertools.count()
@@ -46,8 +50,16 @@ class AgentTemplate:
     style_desc: str
     principle_desc: str
     skills: tuple[str, ...]
-    graph: nx.DiGraph
     delegation_catalog: tuple[str, ...]
+    graph_data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        """The task-graph template as a networkx graph (skills as nodes, provider → consumer
+        edges), built on first use: networkx is imported here, not when a studio loads."""
+        import networkx as nx
+
+        return nx.node_link_graph(self.graph_data, directed=True, multigraph=False, edges="edges")
 
 
 def _compile_on_load(source: str | os.PathLike[str], out_dir: Path) -> None:
@@ -76,8 +88,9 @@ def _import(path: Path, key: str) -> ModuleType:
 
 
 def _agent(code: str, data: dict[str, Any]) -> AgentTemplate:
-    g = nx.node_link_graph(data, directed=True, multigraph=False, edges="edges")
-    attrs = g.graph
+    """The template of one agent from its node-link JSON, read without networkx."""
+    attrs = data.get("graph") or {}
+    nodes = data.get("nodes") or []
     return AgentTemplate(
         agent_code=code,
         agent_name=attrs.get("agent_name", ""),
@@ -86,9 +99,9 @@ def _agent(code: str, data: dict[str, Any]) -> AgentTemplate:
         boundary_desc=attrs.get("boundary_desc", ""),
         style_desc=attrs.get("style_desc", ""),
         principle_desc=attrs.get("principle_desc", ""),
-        skills=tuple(sorted(g.nodes)),
-        graph=g,
+        skills=tuple(sorted(n["id"] for n in nodes)),
         delegation_catalog=tuple(attrs.get("delegation_catalog", ())),
+        graph_data=data,
     )
 
 
