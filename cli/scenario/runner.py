@@ -125,28 +125,43 @@ def _inline_studio_error(doc: Located, path: str, exc: Exception) -> Exception:
 
 
 async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioResult, trace_path: str | None) -> None:
+    """Read the scenario's studio, config and servers, compile the studio, then play the turns."""
     from skillc.compiler.build import compile_studio
-    from skillc.compiler.sources import SourceError, load_studio, studio_from_mapping
-    from skillc.runtime import open_runtime
-    from skillc.runtime.config import Config, McpConfig, McpServerConfig, Settings
     from skillc.runtime.loader import load_compiled
-    from skillc.runtime.mcp.gateway import GatewayConfigError
-    from skillc.runtime.model.scripted import ScriptedModel
-    from skillc.runtime.store import Store
-    from skillc.runtime.trace import TraceWriter
-    from skillc.scenario.canned import build_canned_server
+
+    studio = _read_studio(data, doc, result.path)
+    settings, servers = _read_setup(data, doc, tmp)
+    compile_studio(studio, tmp / "compiled")
+    play = _Play(data, doc, tmp, result, compiled=load_compiled(tmp / "compiled"), settings=settings,
+                 servers=servers, trace=_open_trace(trace_path))
+    play.serve_canned_tools()
+    try:
+        for number, turn in enumerate(data["turns"], 1):
+            await play.turn(number, turn)
+    finally:
+        await play.close()
+
+
+def _read_studio(data: dict[str, Any], doc: Located, path: str) -> Any:
+    """The scenario's studio: inline, or a studio directory or SQLite file beside the scenario."""
+    from skillc.compiler.sources import SourceError, load_studio, studio_from_mapping
 
     try:
-        if isinstance(data["studio"], str):  # a studio directory or SQLite file beside the scenario
-            studio = load_studio(Path(result.path).resolve().parent / data["studio"])
-        else:
-            studio = studio_from_mapping(data["studio"], origin=result.path)
+        if isinstance(data["studio"], str):
+            return load_studio(Path(path).resolve().parent / data["studio"])
+        return studio_from_mapping(data["studio"], origin=path)
     except SourceError as exc:
         if isinstance(data["studio"], str):
             raise doc.fail(("studio",), str(exc)) from None
-        raise _inline_studio_error(doc, result.path, exc) from None
+        raise _inline_studio_error(doc, path, exc) from None
     except (ValueError, TypeError) as exc:
-        raise _inline_studio_error(doc, result.path, exc) from None
+        raise _inline_studio_error(doc, path, exc) from None
+
+
+def _read_setup(data: dict[str, Any], doc: Located, tmp: Path) -> tuple[Any, dict[str, Any]]:
+    """The scenario's runtime settings (`config:`) and MCP servers (`servers:`), checked."""
+    from skillc.runtime.config import McpServerConfig, Settings
+
     try:
         settings = Settings.from_mapping(data.get("config") or {})
     except (ValueError, TypeError) as exc:
@@ -157,93 +172,127 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
             servers[str(name)] = McpServerConfig(**spec).with_tmp(tmp)
         except (ValueError, TypeError) as exc:
             raise doc.fail(("servers", name), _first_line(exc)) from None
-    compile_studio(studio, tmp / "compiled")
-    compiled = load_compiled(tmp / "compiled")
+    return settings, servers
+
+
+def _open_trace(trace_path: str | None) -> Any:
+    """The trace the expectations are checked against (kept in memory; also written to --trace)."""
+    from skillc.runtime.trace import TraceWriter
+
     try:
-        trace = TraceWriter(trace_path, keep=True)
+        return TraceWriter(trace_path, keep=True)
     except OSError as exc:
         raise ScenarioError(f"--trace {trace_path}: cannot write: {exc.strerror or exc}") from None
-    clock = Clock()
-    model = ScriptedModel()
-    platform = data.get("platform") or {}
-    crashed = asyncio.Event()
-    current = _Instance()
 
-    def on_invoked(tool: str, args: dict[str, Any]) -> None:
-        # The canned server reports its own invocations; they are stamped like every other event
-        # of the session (real servers' are reported by the runtime's own MCP client hook).
-        if current.session is not None:
-            current.session.invoked(tool, args)
+
+class _Play:
+    """A scenario being played: the runtime instance of the moment (reopened on a restart or after
+    a crash), the scripted model, the clock and the canned server's crash signal."""
+
+    def __init__(self, data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioResult, *,
+                 compiled: Any, settings: Any, servers: dict[str, Any], trace: Any) -> None:
+        from skillc.runtime.model.scripted import ScriptedModel
+
+        self.data, self.doc, self.tmp, self.result = data, doc, tmp, result
+        self.compiled, self.settings, self.servers, self.trace = compiled, settings, servers, trace
+        self.clock = Clock()
+        self.model = ScriptedModel()
+        self.platform = data.get("platform") or {}
+        self.crashed = asyncio.Event()
+        self.current = _Instance()
+
+    def on_invoked(self, tool: str, args: dict[str, Any]) -> None:
+        """The canned server reports its own invocations; they are stamped like every other event
+        of the session (real servers' are reported by the runtime's own MCP client hook)."""
+        if self.current.session is not None:
+            self.current.session.invoked(tool, args)
         else:
-            trace.emit("mcp.invoked", session="s1", turn=0, tool=tool, args=args)
+            self.trace.emit("mcp.invoked", session="s1", turn=0, tool=tool, args=args)
 
-    try:
-        servers["scenario"] = build_canned_server(data.get("tools") or [], on_invoked=on_invoked, on_crash=crashed.set)
-    except ValueError as exc:
-        trace.close()
-        raise doc.fail(("tools", getattr(exc, "index", None)), str(exc)) from None
+    def serve_canned_tools(self) -> None:
+        """Add the in-process server of the scenario's `tools:` (faults included)."""
+        from skillc.scenario.canned import build_canned_server
 
-    async def open_instance() -> _Instance:
+        try:
+            self.servers["scenario"] = build_canned_server(self.data.get("tools") or [], on_invoked=self.on_invoked,
+                                                           on_crash=self.crashed.set)
+        except ValueError as exc:
+            self.trace.close()
+            raise self.doc.fail(("tools", getattr(exc, "index", None)), str(exc)) from None
+
+    async def open_instance(self) -> _Instance:
+        """A fresh runtime process over the scenario's store, with session s1 open."""
+        from skillc.runtime import open_runtime
+        from skillc.runtime.config import Config, McpConfig
+        from skillc.runtime.mcp.gateway import GatewayConfigError
+        from skillc.runtime.store import Store
+
         inst = _Instance()
         # The store stays the runner's (a crash kills it without a commit); open_runtime starts
         # the MCP servers and stops them when the instance closes.
-        inst.store = Store(tmp / "store.sqlite")
+        inst.store = Store(self.tmp / "store.sqlite")
         try:
             inst.runtime = await inst.opened.enter_async_context(open_runtime(
-                Config(mcp=McpConfig(timeout=TOOL_TIMEOUT)), studio=compiled, servers=servers, model=model,
-                store=inst.store, trace=trace, settings=settings, clock=clock, seed=7, strict=True))
+                Config(mcp=McpConfig(timeout=TOOL_TIMEOUT)), studio=self.compiled, servers=self.servers,
+                model=self.model, store=inst.store, trace=self.trace, settings=self.settings, clock=self.clock,
+                seed=7, strict=True))
         except GatewayConfigError as exc:
             inst.store.close()
-            raise doc.fail(("servers",), str(exc)) from None
+            raise self.doc.fail(("servers",), str(exc)) from None
         inst.gateway = inst.runtime.gateway
         for name, reason in inst.gateway.unreachable_servers.items():
             note = f"server {name} did not start: {reason}"
-            if note not in result.notes:
-                result.notes.append(note)
-        inst.session = await inst.runtime.open_session(platform, session_id="s1")
+            if note not in self.result.notes:
+                self.result.notes.append(note)
+        inst.session = await inst.runtime.open_session(self.platform, session_id="s1")
         return inst
 
-    try:
-        for number, turn in enumerate(data["turns"], 1):
-            if turn.get("restart") or current.session is None:
-                # A restart (or the turn after a crash) reopens everything from the store.
-                if number > 1 and not turn.get("restart"):
-                    result.notes.append(f"turn {number}: the runtime had crashed; reopened from the store "
-                                        "(restart: true implied)")
-                await current.close()
-                current = await open_instance()
-            if turn.get("at"):
-                clock.now += duration(turn["at"])
-            model.load_turn(list(turn.get("model") or []))  # entries were checked at load
-            if "user" in turn:
-                job = asyncio.ensure_future(current.session.send(str(turn["user"])))
-            else:
-                job = asyncio.ensure_future(current.session.answer(dict(turn["answer"])))
-            crash_wait = asyncio.ensure_future(crashed.wait())
-            await asyncio.wait({job, crash_wait}, return_when=asyncio.FIRST_COMPLETED)
-            crash_wait.cancel()
-            if crashed.is_set():
-                # The process dies: its store first (no commit, no cleanup), then whatever was
-                # running is dropped; the connections go away as a dead process's would.
-                crashed.clear()
-                current.kill_store()
-                job.cancel()
-                with contextlib.suppress(BaseException):
-                    await job
-                if current.gateway is not None:
-                    with contextlib.suppress(Exception):
-                        await current.gateway.aclose()
-                current = _Instance()
-            else:
-                job.result()
-            for entry in model.finish_turn():
-                result.unused.append(f"turn {entry.turn}: script entry {entry.position} unused: {_show(entry.entry)}")
-    finally:
+    async def turn(self, number: int, turn: dict[str, Any]) -> None:
+        """Play one turn: reopen if asked (or after a crash), move the clock, send, watch for a crash."""
+        if turn.get("restart") or self.current.session is None:
+            # A restart (or the turn after a crash) reopens everything from the store.
+            if number > 1 and not turn.get("restart"):
+                self.result.notes.append(f"turn {number}: the runtime had crashed; reopened from the store "
+                                         "(restart: true implied)")
+            await self.current.close()
+            self.current = await self.open_instance()
+        if turn.get("at"):
+            self.clock.now += duration(turn["at"])
+        self.model.load_turn(list(turn.get("model") or []))  # entries were checked at load
+        if "user" in turn:
+            job = asyncio.ensure_future(self.current.session.send(str(turn["user"])))
+        else:
+            job = asyncio.ensure_future(self.current.session.answer(dict(turn["answer"])))
+        crash_wait = asyncio.ensure_future(self.crashed.wait())
+        await asyncio.wait({job, crash_wait}, return_when=asyncio.FIRST_COMPLETED)
+        crash_wait.cancel()
+        if self.crashed.is_set():
+            await self._die(job)
+        else:
+            job.result()
+        for entry in self.model.finish_turn():
+            self.result.unused.append(f"turn {entry.turn}: script entry {entry.position} unused: {_show(entry.entry)}")
+
+    async def _die(self, job: asyncio.Future[Any]) -> None:
+        """The process dies: its store first (no commit, no cleanup), then whatever was running is
+        dropped; the connections go away as a dead process's would."""
+        self.crashed.clear()
+        self.current.kill_store()
+        job.cancel()
+        with contextlib.suppress(BaseException):
+            await job
+        if self.current.gateway is not None:
+            with contextlib.suppress(Exception):
+                await self.current.gateway.aclose()
+        self.current = _Instance()
+
+    async def close(self) -> None:
+        """Shut the instance down, close the trace and hand its events to the result."""
         try:
-            await current.close()
+            await self.current.close()
         finally:
-            trace.close()
-            result.events = trace.events
+            self.trace.close()
+            self.result.events = self.trace.events
 
 
 def _first_line(exc: BaseException) -> str:
