@@ -210,7 +210,7 @@ def compile_studio(
     force: bool = False,
 ) -> BuildResult:
     """Compile a studio (a path any studio source accepts, or a Studio) into `out_dir`."""
-    studio = _load_source(source)
+    studio = _active(_load_source(source))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     result = BuildResult(out_dir=out)
@@ -221,14 +221,55 @@ def compile_studio(
     old_stamps: dict[str, list[Any]] = cache["files"] if same_generator else {}
     same_compiler = same_generator and old.get("compiler_version") == codegen.COMPILER_VERSION
     old_skills: dict[str, Any] = old.get("skills", {}) if same_compiler else {}
-    # Only ACTIVE profiles load (§1.1); sources have already dropped disabled bindings.
-    studio = ir.Studio(
+    skills = {s.skill_key: s for s in sorted(studio.skills, key=lambda s: s.skill_key)}
+    modules = file_names(list(skills))
+    entries, todo = _reuse_unchanged(skills, modules, old_skills, out, old_stamps, result, force=force)
+    checked = _front_end(todo)
+    done = len(result.reused)
+    for skill in todo:
+        entries[skill.skill_key] = _compile_skill(skill, checked[skill.skill_key], f"skills/{modules[skill.skill_key]}.py",
+                                                  out, result)
+        done += 1
+        if progress is not None:
+            progress(done, len(skills), skill.skill_key)
+    reused = set(result.reused)
+    for key, entry in entries.items():
+        if entry["status"] != "ok":
+            result.rejected[key] = entry["diagnostics"]
+        elif key in reused:
+            result.unchanged.append(entry["module"])
+    files = {s.skill_key: s.source.contract_file for s in studio.skills if s.source and s.source.contract_file}
+    # Agent templates depend on their profile and on every skill's facts: with no skill compiled,
+    # added or removed, an agent whose profile hashes the same keeps its template.
+    same_skills = not todo and entries.keys() == old_skills.keys() and not force
+    agents_out = _build_agents(studio, entries, out, result, files, old.get("agents", {}) if same_skills else {}, old_stamps)
+    manifest = {"compiler_version": codegen.COMPILER_VERSION, "skills": entries, "agents": agents_out}
+    _remove_stale(out, manifest, result)
+    _write_manifest(out, manifest, old, result)
+    if result.stamps != old_stamps or not same_generator:
+        try:
+            (out / STAMPS).write_text(_COMPACT({"generator": generator, "files": result.stamps}), encoding="utf-8")
+        except OSError:
+            pass  # only a cache
+    result.manifest = manifest
+    return result
+
+
+def _active(studio: ir.Studio) -> ir.Studio:
+    """Only ACTIVE profiles load (§1.1); sources have already dropped disabled bindings."""
+    return ir.Studio(
         agents=[a for a in studio.agents if a.status == "ACTIVE"],
         skills=[s for s in studio.skills if s.status == "ACTIVE"],
         origin=studio.origin,
     )
-    skills = {s.skill_key: s for s in sorted(studio.skills, key=lambda s: s.skill_key)}
-    modules = file_names(list(skills))
+
+
+def _reuse_unchanged(
+    skills: dict[str, ir.SkillProfile], modules: dict[str, str], old_skills: dict[str, Any], out: Path,
+    old_stamps: dict[str, list[Any]], result: BuildResult, *, force: bool,
+) -> tuple[dict[str, dict[str, Any]], list[ir.SkillProfile]]:
+    """(the previous manifest entries of skills whose inputs and module file are unchanged, the
+    skills to compile); reused skills' diagnostics are replayed into `result`."""
     entries: dict[str, dict[str, Any]] = {}
     todo: list[ir.SkillProfile] = []
     for key, skill in skills.items():
@@ -246,63 +287,46 @@ def compile_studio(
             result.diagnostics.extend(_diag_from_record(key, r) for r in prev.get("diagnostics", []))
         else:
             todo.append(skill)
-    checked = _front_end(todo)
-    total = len(skills)
-    done = len(result.reused)
-    reused = set(result.reused)
-    for skill in todo:
-        key = skill.skill_key
-        contract, own = checked[key]
-        own = list(own)
-        entry: dict[str, Any] = {
-            "key": key,
-            "contract_sha256": codegen.contract_sha256(skill.skill_contract),
-            "input_sha256": _input_hash(skill),
-            "module": None,
-            "module_sha256": None,
-            "status": "rejected",
-            "facts": None,
-        }
-        if contract is not None:
-            try:
-                text = codegen.generate_module(skill, contract, sha256=entry["contract_sha256"])
-            except codegen.UnsafeLiteral as exc:
-                own.append(Diagnostic(code=CODEGEN_FAILED, severity="error", message=f"cannot generate code: {exc}", skill=key))
-            else:
-                rel = f"skills/{modules[key]}.py"
-                _write(out, rel, text, result)
-                entry.update(module=rel, module_sha256=_sha(text), status="ok", facts=graphs.skill_facts(skill, contract))
-        entry["diagnostics"] = [_diag_record(d) for d in own]
-        entries[key] = entry
-        result.regenerated.append(key)
-        result.diagnostics.extend(own)
-        done += 1
-        if progress is not None:
-            progress(done, total, key)
-    for key, entry in entries.items():
-        if entry["status"] != "ok":
-            result.rejected[key] = entry["diagnostics"]
-        elif key in reused:
-            result.unchanged.append(entry["module"])
-    files = {s.skill_key: s.source.contract_file for s in studio.skills if s.source and s.source.contract_file}
-    # Agent templates depend on their profile and on every skill's facts: with no skill compiled,
-    # added or removed, an agent whose profile hashes the same keeps its template.
-    same_skills = not todo and entries.keys() == old_skills.keys() and not force
-    agents_out = _build_agents(studio, entries, out, result, files, old.get("agents", {}) if same_skills else {}, old_stamps)
-    manifest = {"compiler_version": codegen.COMPILER_VERSION, "skills": entries, "agents": agents_out}
-    _remove_stale(out, manifest, result)
+    return entries, todo
+
+
+def _compile_skill(skill: ir.SkillProfile, checked: tuple[ir.Contract | None, list[Diagnostic]], rel: str, out: Path,
+                   result: BuildResult) -> dict[str, Any]:
+    """One skill's manifest entry: its module generated and written to `rel` when the front end
+    accepted the contract, else rejected with the diagnostics."""
+    key = skill.skill_key
+    contract, own = checked
+    own = list(own)
+    entry: dict[str, Any] = {
+        "key": key,
+        "contract_sha256": codegen.contract_sha256(skill.skill_contract),
+        "input_sha256": _input_hash(skill),
+        "module": None,
+        "module_sha256": None,
+        "status": "rejected",
+        "facts": None,
+    }
+    if contract is not None:
+        try:
+            text = codegen.generate_module(skill, contract, sha256=entry["contract_sha256"])
+        except codegen.UnsafeLiteral as exc:
+            own.append(Diagnostic(code=CODEGEN_FAILED, severity="error", message=f"cannot generate code: {exc}", skill=key))
+        else:
+            _write(out, rel, text, result)
+            entry.update(module=rel, module_sha256=_sha(text), status="ok", facts=graphs.skill_facts(skill, contract))
+    entry["diagnostics"] = [_diag_record(d) for d in own]
+    result.regenerated.append(key)
+    result.diagnostics.extend(own)
+    return entry
+
+
+def _write_manifest(out: Path, manifest: dict[str, Any], old: dict[str, Any], result: BuildResult) -> None:
+    """Write manifest.json unless it already holds exactly `manifest`."""
     if manifest == old and (out / MANIFEST).is_file():
         result.unchanged.append(MANIFEST)  # nothing to encode: the file holds exactly this
     else:
         _write(out, MANIFEST, _manifest_text(manifest), result)
         result.stamps.pop(MANIFEST, None)
-    if result.stamps != old_stamps or not same_generator:
-        try:
-            (out / STAMPS).write_text(_COMPACT({"generator": generator, "files": result.stamps}), encoding="utf-8")
-        except OSError:
-            pass  # only a cache
-    result.manifest = manifest
-    return result
 
 
 def _intact(out: Path, rel: str, digest: str | None, stamps: dict[str, list[Any]], result: BuildResult) -> bool:
