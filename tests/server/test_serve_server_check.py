@@ -3,6 +3,7 @@ server's tool count, and a warning (once) per skill whose toolNames no server se
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +15,38 @@ from skillc.runtime.server import create_app
 from serve_harness import write_config
 
 
+class Records(logging.Handler):
+    """Keeps the records it is given (caplog sees nothing once a CLI test has run: `skillc.logs`
+    stops the `skillc` logger from propagating)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture
+def server_log() -> Iterator[Records]:
+    """What `skillc.server` logs during the test, at INFO and above."""
+    logger, handler = logging.getLogger("skillc.server"), Records()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 def test_serve_logs_tool_counts_and_unserved_tools_once(compiled: Path, fake_model: Any, tmp_path: Path,
-                                                        caplog: pytest.LogCaptureFixture) -> None:
+                                                        server_log: Records) -> None:
     app = create_app(config_path=write_config(tmp_path, str(compiled), fake_model.url))
-    with caplog.at_level(logging.INFO, logger="skillc.server"):
-        with TestClient(app) as client:  # the lifespan starts the CMS double from the config
-            assert client.get("/healthz").status_code == 200
-    mine = [r for r in caplog.records if r.name == "skillc.server"]
+    with TestClient(app) as client:  # the lifespan starts the CMS double from the config
+        assert client.get("/healthz").status_code == 200
+    mine = server_log.records
     counts = [r.getMessage() for r in mine if r.getMessage().startswith("MCP server ")]
     assert len(counts) == 1 and counts[0].startswith("MCP server cms: ") and not counts[0].endswith(": 0 tools")
     unserved = [r.getMessage() for r in mine if r.levelno == logging.WARNING and "served by no MCP server" in r.getMessage()]
