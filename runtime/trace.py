@@ -26,7 +26,7 @@ from contextlib import AbstractContextManager
 from typing import IO, Any, Protocol
 
 from skillc.runtime.telemetry.audit import TRIGGERS, AuditChain, follow
-from skillc.runtime.support import at_path
+from skillc.runtime.paths import at_path
 
 MASK = "***"
 
