@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ALICE, BOB, IMG
+from helpers.console_live import ALICE, BOB, IMG
 
 pw = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
 expect = pw.expect

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import ALICE, LiveServer, start_live
+from helpers.console_live import ALICE, LiveServer, start_live
 
 pw = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
 expect = pw.expect

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ALICE, ROOT, LiveServer, start_live
+from helpers.console_live import ALICE, ROOT, LiveServer, start_live
 
 pw = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
 expect = pw.expect
