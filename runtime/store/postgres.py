@@ -49,14 +49,12 @@ from skillc.runtime.store.base import (
     holder_dead,
 )
 from skillc.runtime.store.rows import (
+    RowReads,
     ENCODE,
-    evidence_from,
     history_items,
     reply_doc,
-    reply_from,
     session_doc,
     session_fields,
-    task_from,
     task_number,
 )
 
@@ -211,8 +209,10 @@ def _redact(url: str) -> str:
     return f"{scheme}://{userinfo.partition(':')[0]}:***@{tail}"
 
 
-class PostgresStore(BufferedWrites):
+class PostgresStore(RowReads, BufferedWrites):
     """A PostgreSQL database through a connection pool; safe to share between threads."""
+
+    PARAM = "%s"
 
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE, pool_timeout: float = POOL_TIMEOUT,
                  connect_timeout: float = 10.0) -> None:
@@ -469,37 +469,6 @@ class PostgresStore(BufferedWrites):
         whether its copy of a session is still the latest before using it."""
         rows = self._rows(session_id, "session", "SELECT version FROM sessions WHERE id = %s", (session_id,))
         return int(rows[0][0]) if rows else 0
-
-    def get_task(self, session_id: str, task_id: str) -> TaskState | None:
-        """A task of a session, or None."""
-        rows = self._rows(session_id, f"task {task_id}", "SELECT doc FROM tasks WHERE session = %s AND id = %s",
-                          (session_id, task_id))
-        return task_from(session_id, task_id, rows[0][0]) if rows else None
-
-    def open_tasks(self, session_id: str) -> list[TaskState]:
-        """Tasks of the session not ended."""
-        rows = self._rows(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = %s AND state NOT IN "
-                          "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,))
-        return [task_from(session_id, tid, doc) for tid, doc in rows]
-
-    def evidence_of(self, session_id: str) -> list[Evidence]:
-        """All evidence of a session in creation order."""
-        rows = self._rows(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = %s ORDER BY seq",
-                          (session_id,))
-        return [evidence_from(session_id, eid, doc) for eid, doc in rows]
-
-    def last_reply(self, session_id: str) -> ReplyRecord | None:
-        """The reply of the latest stored turn."""
-        rows = self._rows(session_id, "replies", "SELECT turn, delivered, doc FROM replies WHERE session = %s "
-                          "ORDER BY turn DESC LIMIT 1", (session_id,))
-        if not rows:
-            return None
-        return reply_from(session_id, *rows[0])
-
-    def trace_head(self, session_id: str) -> str | None:
-        """The session's stored audit chain head, or None."""
-        rows = self._rows(session_id, "trace head", "SELECT head FROM trace_heads WHERE session = %s", (session_id,))
-        return str(rows[0][0]) if rows else None
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""

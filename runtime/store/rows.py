@@ -126,3 +126,45 @@ def reply_from(session: str, turn: int, delivered: Any, text: Any) -> ReplyRecor
     data = check(ReplyRecord, dict(decode(text, session, what) or {}, session=session, turn=turn,
                                    delivered=bool(delivered)), session, what)
     return ReplyRecord(**data)
+
+
+class RowReads:
+    """The reads both backends make with the same SQL: a backend gives `_rows` (one query, its
+    errors turned into the store's) and its parameter marker."""
+
+    PARAM = "?"
+
+    def _rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def _read(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return self._rows(session, what, sql if self.PARAM == "?" else sql.replace("?", self.PARAM), params)
+
+    def get_task(self, session_id: str, task_id: str) -> TaskState | None:
+        """A task of a session, or None."""
+        rows = self._read(session_id, f"task {task_id}", "SELECT doc FROM tasks WHERE session = ? AND id = ?",
+                          (session_id, task_id))
+        return task_from(session_id, task_id, rows[0][0]) if rows else None
+
+    def open_tasks(self, session_id: str) -> list[TaskState]:
+        """Tasks of the session not ended."""
+        rows = self._read(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = ? AND state NOT IN "
+                          "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,))
+        return [task_from(session_id, tid, doc) for tid, doc in rows]
+
+    def evidence_of(self, session_id: str) -> list[Evidence]:
+        """All evidence of a session in creation order."""
+        rows = self._read(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? ORDER BY seq",
+                          (session_id,))
+        return [evidence_from(session_id, eid, doc) for eid, doc in rows]
+
+    def last_reply(self, session_id: str) -> ReplyRecord | None:
+        """The reply of the latest stored turn."""
+        rows = self._read(session_id, "replies", "SELECT turn, delivered, doc FROM replies WHERE session = ? "
+                          "ORDER BY turn DESC LIMIT 1", (session_id,))
+        return reply_from(session_id, *rows[0]) if rows else None
+
+    def trace_head(self, session_id: str) -> str | None:
+        """The session's stored audit chain head, or None."""
+        rows = self._read(session_id, "trace head", "SELECT head FROM trace_heads WHERE session = ?", (session_id,))
+        return str(rows[0][0]) if rows else None

@@ -28,15 +28,13 @@ from skillc.runtime.store.base import (
     holder_dead,
 )
 from skillc.runtime.store.rows import (
+    RowReads,
     DECODE,
     ENCODE,
-    evidence_from,
     history_items,
     reply_doc,
-    reply_from,
     session_doc,
     session_fields,
-    task_from,
     task_number,
 )
 
@@ -168,7 +166,7 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
         s in text for s in ("no such table", "no such column", "malformed", "not a database", "corrupt"))
 
 
-class SQLiteStore(BufferedWrites):
+class SQLiteStore(RowReads, BufferedWrites):
     """One SQLite file (or ":memory:"); one connection, not shared across threads."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT) -> None:
@@ -336,36 +334,6 @@ class SQLiteStore(BufferedWrites):
         if not isinstance(version, int) or isinstance(version, bool):
             raise StoreCorrupt(session_id, "session", "version is not an integer")
         return version
-
-    def get_task(self, session_id: str, task_id: str) -> TaskState | None:
-        """A task of a session, or None."""
-        rows = self._rows(session_id, f"task {task_id}", "SELECT doc FROM tasks WHERE session = ? AND id = ?",
-                          (session_id, task_id))
-        return task_from(session_id, task_id, rows[0][0]) if rows else None
-
-    def open_tasks(self, session_id: str) -> list[TaskState]:
-        """Tasks of the session not ended."""
-        rows = self._rows(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = ? AND state NOT IN "
-                          "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,))
-        return [task_from(session_id, tid, doc) for tid, doc in rows]
-
-    def evidence_of(self, session_id: str) -> list[Evidence]:
-        """All evidence of a session in creation order."""
-        return [evidence_from(session_id, eid, doc) for eid, doc in self._rows(
-            session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? ORDER BY seq", (session_id,))]
-
-    def last_reply(self, session_id: str) -> ReplyRecord | None:
-        """The reply of the latest stored turn."""
-        rows = self._rows(session_id, "replies", "SELECT turn, delivered, doc FROM replies WHERE session = ? "
-                          "ORDER BY turn DESC LIMIT 1", (session_id,))
-        if not rows:
-            return None
-        return reply_from(session_id, *rows[0])
-
-    def trace_head(self, session_id: str) -> str | None:
-        """The session's stored audit chain head, or None."""
-        rows = self._rows(session_id, "trace head", "SELECT head FROM trace_heads WHERE session = ?", (session_id,))
-        return str(rows[0][0]) if rows else None
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""
