@@ -114,13 +114,15 @@ class TraceWriter:
     out `prev`/`hash`; `key` (bytes) makes the chain's digests HMACs (default: the
     `SKILLC_AUDIT_KEY` environment variable, else plain SHA-256). `audit=False` leaves out the
     audit events. `append=True` adds to an existing file, numbering on from its last `seq`
-    (else the file is started anew).
+    (else the file is started anew); `seq_from` numbers on from a `seq` the caller knows was
+    already used (a service restarted over its per-session trace files).
     """
 
     def __init__(self, path: str | None = None, *, keep: bool = False, chain: bool = True,
-                 key: bytes | None = None, audit: bool = True, append: bool = False) -> None:
+                 key: bytes | None = None, audit: bool = True, append: bool = False,
+                 seq_from: int = 0) -> None:
         self._events: list[dict[str, Any]] | None = [] if keep else None
-        self._seq = _last_seq(path) if path and append else 0
+        self._seq = max(seq_from, last_seq(path) if path and append else 0)
         self._fh: IO[str] | None = open(path, "a" if append else "w", encoding="utf-8") if path else None
         if path and self._fh is not None and append and self._fh.tell() > 0 and not _ends_with_newline(path):
             self._fh.write("\n")  # a line cut short by a crash stays its own (unreadable) line
@@ -205,7 +207,7 @@ def _ends_with_newline(path: str) -> bool:
         return fh.read(1) == b"\n"
 
 
-def _last_seq(path: str) -> int:
+def last_seq(path: str) -> int:
     """The `seq` of the last readable event of an existing trace file (0 when none): read from
     the end, so opening a long log to append costs about one block."""
     try:

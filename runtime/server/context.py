@@ -86,7 +86,7 @@ class ServerContext:
         await self.feed.update(force=True)
         if self._given["gateway"] is None:
             self._report_servers(gateway)
-        trace = TraceWriter(keep=False)
+        trace = TraceWriter(keep=False, seq_from=self.traces.last_seq())
         trace.listeners.append(self._on_trace)
         self.runtime = Runtime(self.feed, gateway, model, store, self.config.settings, trace=trace,
                                on_progress=self._on_progress)

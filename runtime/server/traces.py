@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from skillc.runtime.trace import last_seq
+
 # Session ids become file names: a letter or digit first, so never "." or "..".
 SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 
@@ -25,6 +27,11 @@ class TraceFiles:
     def path(self, session: str) -> Path:
         """The file of one session (ids are checked against SESSION_ID before they get here)."""
         return self.root / f"{session}.jsonl"
+
+    def last_seq(self) -> int:
+        """The highest `seq` any session's file holds: a restarted service numbers on from it, so
+        each file's `seq` keeps rising (audit verify, `Last-Event-ID` and `?after=` rely on it)."""
+        return max((last_seq(str(p)) for p in self.root.glob("*.jsonl")), default=0)
 
     def write(self, event: dict[str, Any]) -> None:
         """Append one event to its session's file."""
