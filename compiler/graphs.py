@@ -121,7 +121,9 @@ def build_agent_graph(
     member_set = set(members)
     for key in members:
         f = facts[key]
-        for item in f["inputs"]:
+        # `position` is the input's place in the contract: the runtime inserts providers in that
+        # order (ids p1, p2, …), which edges grouped by provider do not keep.
+        for position, item in enumerate(f["inputs"]):
             provider = item["provider"]
             if not provider:
                 continue
@@ -150,9 +152,11 @@ def build_agent_graph(
                         .model_copy(update={"help": did_you_mean(provider, all_keys)})
                     )
             if reason:
-                g.nodes[key]["unavailable_inputs"].append({"input": item["name"], "provider": provider, "reason": reason})
+                g.nodes[key]["unavailable_inputs"].append(
+                    {"input": item["name"], "provider": provider, "reason": reason, "position": position})
                 continue
-            link = {"input": item["name"], "prefix": item["prefix"], "share_key": item["share_key"], "required": item["required"]}
+            link = {"input": item["name"], "prefix": item["prefix"], "share_key": item["share_key"], "required": item["required"],
+                    "position": position}
             if g.has_edge(provider, key):
                 g.edges[provider, key]["inputs"].append(link)
             else:
@@ -174,7 +178,8 @@ def _break_cycles(g: nx.DiGraph, facts: dict[str, dict[str, Any]], files: dict[s
             for link in g.edges[u, v]["inputs"]:
                 item: dict[str, Any] = next((i for i in facts[v]["inputs"] if i["name"] == link["input"]), {})
                 diags.append(_warn(PROVIDER_CYCLE, f"input {link['input']!r}: providers form a cycle ({path})", v, files, item))
-                g.nodes[v]["unavailable_inputs"].append({"input": link["input"], "provider": u, "reason": "cycle"})
+                g.nodes[v]["unavailable_inputs"].append(
+                    {"input": link["input"], "provider": u, "reason": "cycle", "position": link["position"]})
             g.remove_edge(u, v)
 
 

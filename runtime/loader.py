@@ -3,10 +3,11 @@
 The runtime never imports the compiler: modules are imported from their files with importlib
 (each under a unique module name, so two loaded versions of a skill never collide, and a file stem
 such as `cms.article.find` need not be an identifier); a path in the manifest that leads outside
-the directory is refused. Graph
-templates are node-link JSON: a turn reads only the agent's profile, skills and delegation catalog
-from it, so the networkx graph (`AgentTemplate.graph`, for `skillc graph` and the console) is
-built, and networkx imported (~100+ ms), only when asked for. `CompiledStudio.refresh()` runs every turn: it
+the directory is refused. Graph templates are node-link JSON: a turn reads only the agent's
+profile, skills, delegation catalog and provider inputs (edges and `unavailable_inputs`, as the
+compiler decided them) from it, so the networkx graph (`AgentTemplate.graph`, for `skillc graph`
+and the console) is built, and networkx imported (~100+ ms), only when asked for.
+`CompiledStudio.refresh()` runs every turn: it
 re-reads manifest.json and re-imports only the modules whose hash changed. With a `source`
 (compile-on-load, needs the compiler extra) it first rebuilds the directory incrementally, so a
 turn costs one hash comparison per unchanged skill.
@@ -39,6 +40,19 @@ class CompiledStudioError(SkillcError, RuntimeError):
 
 
 @dataclass(frozen=True)
+class ProviderInput:
+    """One input of a skill that names a provider (§7), as the compiler decided it: `reason` is
+    None when the provider edge stands, else why the input is unavailable (`self`, `other_agent`,
+    `unknown`, `cycle`). `prefix`/`share_key` say where its value is shared (None when not)."""
+
+    input: str
+    provider: str
+    prefix: str | None = None
+    share_key: tuple[tuple[Any, ...], ...] | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class AgentTemplate:
     """One agent: its profile, its loadable skills and task-graph template (§7, §15)."""
 
@@ -51,6 +65,8 @@ class AgentTemplate:
     principle_desc: str
     skills: tuple[str, ...]
     delegation_catalog: tuple[str, ...]
+    # consumer skill -> its provider inputs in contract order (what the planner inserts, §7)
+    providers: dict[str, tuple[ProviderInput, ...]] = field(default_factory=dict, compare=False)
     graph_data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
@@ -101,8 +117,27 @@ def _agent(code: str, data: dict[str, Any]) -> AgentTemplate:
         principle_desc=attrs.get("principle_desc", ""),
         skills=tuple(sorted(n["id"] for n in nodes)),
         delegation_catalog=tuple(attrs.get("delegation_catalog", ())),
+        providers=_providers(data),
         graph_data=data,
     )
+
+
+def _providers(data: dict[str, Any]) -> dict[str, tuple[ProviderInput, ...]]:
+    """Per consumer skill, its provider inputs from the template's edges and unavailable inputs,
+    in contract order (`position`; a template written before it had one keeps file order)."""
+    found: dict[str, list[tuple[int, int, ProviderInput]]] = {}
+    seq = itertools.count()
+    for edge in data.get("edges") or []:
+        for link in edge.get("inputs") or []:
+            key = link.get("share_key")
+            found.setdefault(edge["target"], []).append((link.get("position", 1 << 30), next(seq), ProviderInput(
+                link["input"], edge["source"], link.get("prefix"),
+                tuple(tuple(p) for p in key) if key else None)))
+    for node in data.get("nodes") or []:
+        for item in node.get("unavailable_inputs") or []:
+            found.setdefault(node["id"], []).append((item.get("position", 1 << 30), next(seq), ProviderInput(
+                item["input"], item["provider"], reason=item.get("reason") or "unavailable")))
+    return {k: tuple(p for _, _, p in sorted(v, key=lambda t: (t[0], t[1]))) for k, v in found.items()}
 
 
 @dataclass

@@ -167,9 +167,12 @@ def fallback_plan(env: SessionEnv, candidates: list[str]) -> list[PlannedNode]:
 def insert_providers(env: SessionEnv, agent: str, nodes: list[PlannedNode]) -> list[PlannedNode]:
     """§7: a prerequisite node per input with a provider, unless its shared value already exists.
 
-    A provider that is already a node of the plan only adds the dependency; an inserted provider
-    gets its own providers the same way (a provider of a provider runs first). Inserted ids are
-    `p1, p2, …`, skipping any id the plan already uses.
+    Provider relationships are the compiled template's (compiler/graphs.py): its edges, and the
+    inputs it marked unavailable (provider unknown, of another agent, the skill itself, or on a
+    provider cycle), which fail planning with PROVIDER_UNAVAILABLE. A provider that is already a
+    node of the plan only adds the dependency; an inserted provider gets its own providers the
+    same way (a provider of a provider runs first). Inserted ids are `p1, p2, …`, skipping any id
+    the plan already uses.
     """
     out: list[PlannedNode] = []
     by_skill: dict[str, str] = {}
@@ -193,21 +196,21 @@ def insert_providers(env: SessionEnv, agent: str, nodes: list[PlannedNode]) -> l
         return False
 
     def place(n: PlannedNode, chain: frozenset[str]) -> None:
-        for spec in env.skill_module(n.skill).INPUTS.values():
-            provider = spec.provider
-            if not provider:
-                continue
-            if provider == n.skill or provider not in skills:
+        for link in env.provider_inputs(agent, n.skill):
+            provider = link.provider
+            # the template's skills are the compile-time ones: a provider since unloaded is unavailable too
+            if link.reason is not None or provider not in skills:
+                why = " (providers form a cycle)" if link.reason == "cycle" else ""
                 raise PlanningFailed(ErrorName.PROVIDER_UNAVAILABLE,
-                                     f"input {spec.name} of {n.skill} needs provider {provider}, which this agent cannot run")
-            if spec.prefix in ("shared", "session") and env.value_exists(spec.prefix, spec.share_key):
+                                     f"input {link.input} of {n.skill} needs provider {provider}, which this agent cannot run{why}")
+            if link.prefix in ("shared", "session") and env.value_exists(link.prefix, link.share_key):
                 continue
             if provider in by_skill:
                 pid = by_skill[provider]
                 if pid not in n.deps and pid != n.node and not reaches(pid, n.node):
                     n.deps.append(pid)
                 continue
-            if provider in chain:  # a provider cycle (a compile-time diagnostic): not inserted twice
+            if provider in chain:  # the template is a DAG; a hand-edited one must not recurse forever
                 continue
             k = 1
             while f"p{k}" in taken:

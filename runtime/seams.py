@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from skillc.runtime.config import Settings
+    from skillc.runtime.loader import ProviderInput
     from skillc.runtime.mcp.result import CallOutcome, ToolInfo
     from skillc.runtime.model.base import Model
     from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
@@ -84,6 +85,10 @@ class SessionEnv(Protocol):
 
     def agent_delegables(self) -> list[str]:
         """The skills of the active task's agent that a node may delegate to."""
+        ...
+
+    def provider_inputs(self, agent: str, skill: str) -> tuple[ProviderInput, ...]:
+        """The provider inputs of `skill` in `agent`'s compiled template (§7), contract order."""
         ...
 
     def agent_profile(self, agent: str | None = None) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from skillc.runtime.vocab import Suspension
 
 if TYPE_CHECKING:
     from skillc.runtime.config import Settings
+    from skillc.runtime.loader import ProviderInput
     from skillc.runtime.mcp.result import CallOutcome, ToolInfo
 
 __all__ = ["FINAL", "Reply", "Runtime", "Session"]
@@ -257,6 +258,11 @@ class Session:
             return []
         loaded = set(self.agent_skills())
         return [k for k in template.delegation_catalog if k in loaded]
+
+    def provider_inputs(self, agent: str, skill: str) -> tuple[ProviderInput, ...]:
+        """The provider inputs of `skill` in `agent`'s compiled template (§7), contract order."""
+        template = self.rt.studio.agents.get(agent)
+        return template.providers.get(skill, ()) if template is not None else ()
 
     def agent_profile(self, agent: str | None = None) -> dict[str, Any]:
         """An agent's descriptions, for prompts."""

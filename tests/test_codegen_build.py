@@ -64,7 +64,7 @@ def test_bad_providers_are_warnings(tmp_path: Path, provider: str, code: str, re
     assert "a.consumer" not in result.rejected
     assert [d.code for d in result.diagnostics if d.code.startswith("SC4")] == [code]
     g = _graph(tmp_path, "main")
-    assert g.nodes["a.consumer"]["unavailable_inputs"] == [{"input": "x", "provider": provider, "reason": reason}]
+    assert g.nodes["a.consumer"]["unavailable_inputs"] == [{"input": "x", "provider": provider, "reason": reason, "position": 1}]
 
 
 def test_provider_cycle(tmp_path: Path) -> None:
