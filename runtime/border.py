@@ -95,6 +95,15 @@ def check(value: Any, limits: Limits = DEFAULT) -> Any:
     return value
 
 
+def refusal(value: Any, limits: Limits = DEFAULT) -> str | None:
+    """Why `value` cannot be kept (what `check` would refuse), or None when it can."""
+    try:
+        check(value, limits)
+    except Refused as exc:
+        return str(exc)
+    return None
+
+
 def parse(text: str | bytes, limits: Limits = DEFAULT) -> Any:
     """JSON text to a checked value; `Refused` (reason "json" when it is not JSON at all)."""
     if isinstance(text, bytes):

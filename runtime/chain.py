@@ -334,7 +334,7 @@ async def invoke(c: Call) -> CallResult:
     if not write:
         register(env, ev, store=False)  # stored once, when settled below
     args = c.trace_args()
-    unreadable = None if outcome.error else _unreadable(outcome.response)
+    unreadable = None if outcome.error else border.refusal(outcome.response)
     if unreadable is not None:
         return _settle_unreadable(c, ev, write, unreadable, args)
     if outcome.error:
@@ -372,15 +372,6 @@ async def invoke(c: Call) -> CallResult:
                           settled=settled)
     return CallResult(ok=True, evidence=ev.id, status=ev.status, business_ok=True, empty=ev.empty,
                       data=outcome.response, args=args, settled=settled)
-
-
-def _unreadable(response: Any) -> str | None:
-    """Why a tool's answer cannot be kept (border.check), or None when it can."""
-    try:
-        border.check(response)
-    except border.Refused as exc:
-        return str(exc)
-    return None
 
 
 def _settle_unreadable(c: Call, ev: Evidence, write: bool, why: str, args: Any) -> CallResult:

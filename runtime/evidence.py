@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime import lifecycle
+from skillc.runtime import border, lifecycle
 from skillc.runtime.skillmeta import Judgement, ToolMeta
 from skillc.runtime.values import MISSING, default_empty
 from skillc.runtime.state import Evidence, NodeState
@@ -108,7 +108,8 @@ async def settle_open_writes(env: SessionEnv, node: NodeState) -> str | None:
         if (meta is not None and verify_tool and verify_meta is not None and verify_meta.side_effect == SideEffect.NONE
                 and meta.verify_args is not None and verify_tool in module.SKILL.tool_names and verify_tool in env.catalog):
             outcome = await env.call_tool(node, verify_tool, meta.verify_args(ev.args))
-            if not outcome.error and _storable(outcome.response):
+            # an answer the runtime cannot keep settles nothing: the user is asked (VERIFY) instead
+            if not outcome.error and border.refusal(outcome.response) is None:
                 ok = verify_meta.judge(outcome.response).business_ok
                 settle_write(env, node, ev, ok, via="verify", response=outcome.response)
                 continue
@@ -116,15 +117,3 @@ async def settle_open_writes(env: SessionEnv, node: NodeState) -> str | None:
         lifecycle.ask(node, Suspension.VERIFY)
         return lifecycle.suspend(env, node)
     return None
-
-
-def _storable(response: Any) -> bool:
-    """A verify answer the runtime can keep (runtime/border.py); an unreadable one settles
-    nothing: the user is asked (VERIFY) instead."""
-    from skillc.runtime import border
-
-    try:
-        border.check(response)
-    except border.Refused:
-        return False
-    return True
