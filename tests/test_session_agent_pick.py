@@ -8,29 +8,16 @@ from typing import Any
 
 import pytest
 
-from skillc.compiler import compile_studio
-from skillc.runtime import Runtime, Settings, Store, TraceWriter, load_compiled
+from helpers.example_session import NoTools, example_studio
+from skillc.runtime import Runtime, Settings, Store, TraceWriter
 from skillc.runtime.errors import UnknownAgent
 from skillc.runtime.model import ModelDouble, ModelRequest, ModelResponse, ToolCall
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-class NoTools:
-    """A gateway with an empty catalog (the model double never reaches a business tool)."""
-
-    catalog: dict[str, Any] = {}
-    on_invoked = None
-
-    async def call(self, tool: str, args: dict[str, Any], timeout: float | None = None) -> Any:
-        raise AssertionError(f"unexpected call of {tool}")
 
 
 @pytest.fixture(scope="module")
 def studio(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    out = tmp_path_factory.mktemp("compiled")
-    compile_studio(ROOT / "examples" / "studio", out)
-    return load_compiled(out)
+    return example_studio(tmp_path_factory.mktemp("compiled"))
 
 
 def answers(request: ModelRequest) -> ModelResponse:
