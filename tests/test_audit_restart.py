@@ -16,23 +16,12 @@ from skillc.main import run as cli_run
 from skillc.runtime.store import open_store
 from skillc.runtime.telemetry.audit import verify
 from skillc.runtime.trace import TraceWriter, iter_events
-
-HELPERS = Path(__file__).resolve().parent / "helpers"
-STUDIO = HELPERS / "integration" / "studios" / "ledger"
-SERVER = HELPERS / "integration" / "ledger_server.py"
-PLATFORM = {"userId": 7, "memberId": 70, "name": "alice", "organId": 9}
-POST = {"call": {"tool": "ledger_post", "args": {"ref": "R-7001", "amount": 420}}}
-APPROVE = {"call": {"tool": "builtin_node_approval", "args": {"summary": "Book R-7001", "toolName": "ledger_post"}}}
-FINISH = {"call": {"tool": "builtin_node_finish", "args": {"output": "Booked R-7001"}}}
+from helpers.ledger import APPROVE, FINISH, PLATFORM, POST, SERVER, compile_ledger
 
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from skillc.compiler.build import compile_studio
-
-    out = tmp_path_factory.mktemp("ledger") / "compiled"
-    assert not compile_studio(STUDIO, out).rejected
-    return out
+    return compile_ledger(tmp_path_factory.mktemp("ledger") / "compiled")
 
 
 async def _process(compiled: Path, tmp: Path, trace_path: Path, turn: Any) -> None:

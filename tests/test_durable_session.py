@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
 import os
 import sqlite3
 import subprocess
@@ -18,26 +17,15 @@ import pytest
 from skillc.runtime.errors import SessionBusy, SessionUnavailable
 from pg_cluster import BACKENDS, execute, store_target
 from skillc.runtime.store import Store, StoreCorrupt, open_store
+from helpers.ledger import APPROVE, FINISH, PLATFORM, POST, SERVER, USER, compile_ledger
 
-HELPERS = Path(__file__).resolve().parent / "helpers"
-STUDIO = HELPERS / "integration" / "studios" / "ledger"
-SERVER = HELPERS / "integration" / "ledger_server.py"
-PLATFORM = {"userId": 7, "memberId": 70, "name": "alice", "organId": 9}
-USER = "Book 420 under reference R-7001"
 BYPASS = {"state.write-confirm-bypass-tools": ["ledger_post"]}
-POST = {"call": {"tool": "ledger_post", "args": {"ref": "R-7001", "amount": 420}}}
-APPROVE = {"call": {"tool": "builtin_node_approval", "args": {"summary": "Book R-7001", "toolName": "ledger_post"}}}
-FINISH = {"call": {"tool": "builtin_node_finish", "args": {"output": "Booked R-7001"}}}
 
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The ledger studio compiled once for the module."""
-    from skillc.compiler.build import compile_studio
-
-    out = tmp_path_factory.mktemp("ledger") / "compiled"
-    assert not compile_studio(STUDIO, out).rejected
-    return out
+    return compile_ledger(tmp_path_factory.mktemp("ledger") / "compiled")
 
 
 def _ledger_module() -> Any:
