@@ -58,11 +58,8 @@ class ServerContext:
         # state is in the store; it is reopened on its next request).
         self._sessions: OrderedDict[str, Any] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
-        self._taken: dict[str, OrderedDict[str, None]] = {}  # user message ids already run, per session
         self._gated: dict[str, str | None] = {}  # session -> toolCallId of the write awaiting approval
         self._open_lock = asyncio.Lock()
-        self._message_id_arg: str | None = None
-        self._answer_takes_id = False
         self.traces = TraceFiles(trace_root)
 
     # ------------------------------------------------------------ lifecycle
@@ -90,10 +87,6 @@ class ServerContext:
         trace.listeners.append(self._on_trace)
         self.runtime = Runtime(self.feed, gateway, model, store, self.config.settings, trace=trace,
                                on_progress=self._on_progress)
-        # decision 21 (a lost reply): a session that knows client message ids takes them with the message
-        params = inspect.signature(_session_class().send).parameters
-        self._message_id_arg = next((n for n in ("client_message_id", "message_id") if n in params), None)
-        self._answer_takes_id = "client_message_id" in inspect.signature(_session_class().answer).parameters
         self.started = True
         if self.auth.dev:
             log.warning("skillc serve runs in DEVELOPMENT MODE: requests are NOT authenticated")
@@ -187,10 +180,12 @@ class ServerContext:
     def _stale(self, session: Any) -> bool:
         """True when the store holds a newer version of this live session than this process has
         (several workers on one PostgreSQL store); never while this process runs a turn of it."""
-        version_of = getattr(self.runtime.store, "version_of", None)
-        if version_of is None or self.lock_of(session.id).locked():
-            return False
-        return bool(version_of(session.id) != session.session.version)
+        return not self.lock_of(session.id).locked() and self._newer_in_store(session)
+
+    def _newer_in_store(self, session: Any) -> bool:
+        """The store holds a committed version of the session other than this process's copy."""
+        stored = self.runtime.store.version_of(session.id)
+        return stored != 0 and stored != session.session.version
 
     def adopt(self, session: Any) -> None:
         """Keep a session opened elsewhere (REST open) as this process's live one."""
@@ -201,7 +196,6 @@ class ServerContext:
                 break
             del self._sessions[idle]
             self._locks.pop(idle, None)
-            self._taken.pop(idle, None)
 
     def sessions_of(self, identity: Identity) -> list[dict[str, Any]]:
         """The caller's sessions, most recent first: id, updated, turn, pending kind."""
@@ -252,15 +246,11 @@ class ServerContext:
             if agent is not None and agent not in (loadable := session.loadable_agents()):
                 raise ApiError(UnknownAgent.name, f"no loadable agent {agent!r} "
                                f"(loadable: {', '.join(loadable) or 'none'})")
-            taken = self._taken.setdefault(thread_id, OrderedDict())
             if resume:
                 action, payload = answer_of(session, resume, self.digest_key, identity, self.runtime.clock())
-            elif message is not None and (self._message_id_arg is not None or message[0] not in taken):
-                # a session that takes client message ids answers a re-sent one itself (decision 21)
+            elif message is not None:
+                # the session answers a re-sent message id itself, with its reply (decision 21)
                 action, payload = "send", message[1]
-                taken[message[0]] = None
-                while len(taken) > 200:
-                    taken.popitem(last=False)
             elif session.pending() is not None:
                 action, payload = "repeat", None
             else:
@@ -280,8 +270,7 @@ class ServerContext:
     async def _current(self, identity: Identity, session: Any) -> Any:
         """The session as stored now: another worker on the same store may have run a turn since
         this process last did, and the checks before a run (pending question, digest) read it."""
-        stored = self.runtime.store.get_session(session.id)
-        if stored is None or getattr(stored, "version", None) == getattr(session.session, "version", None):
+        if not self._newer_in_store(session):
             return session
         fresh = await self.runtime.open_session(dict(identity.platform), session_id=session.id)
         self.adopt(fresh)
@@ -304,15 +293,11 @@ class ServerContext:
                                                   **{k: payload.get(k) for k in ("decision", "digest", "approver",
                                                                                  "decided_at")}})
             if action == "send":
-                kwargs = {self._message_id_arg: message_id} if self._message_id_arg and message_id else {}
-                if agent is not None:
-                    kwargs["agent"] = agent
-                reply = await session.send(payload, **kwargs)
+                reply = await session.send(payload, client_message_id=message_id, agent=agent)
             elif action == "answer":
                 # a decision re-sent under the same runId (its reply lost in a crash) is answered again,
                 # not applied twice (decision 21)
-                kwargs = {"client_message_id": message_id} if self._answer_takes_id and message_id else {}
-                reply = await session.answer(payload, **kwargs)
+                reply = await session.answer(payload, client_message_id=message_id)
             else:  # the same question again, e.g. a re-sent message whose reply was lost
                 pending = session.pending()
                 reply = SimpleNamespace(text=pending["question"] if pending else "", task=session.task.id)
@@ -365,9 +350,3 @@ class ServerContext:
         out["ready"] = (out["store"]["ok"] and all(m["ok"] for m in out["mcp"].values())
                         and self.feed.loaded and not self.shutting_down)
         return out
-
-
-def _session_class() -> Any:
-    from skillc.runtime import Session
-
-    return Session
