@@ -142,10 +142,9 @@ class Session:
         """The session id."""
         return self.session.id
 
-    async def send(self, text: str, client_message_id: str | None = None, *, message_id: str | None = None,
-                   agent: str | None = None) -> Reply:
+    async def send(self, text: str, client_message_id: str | None = None, *, agent: str | None = None) -> Reply:
         """A user message: answers a FOLLOW_UP, reopens an interrupted node, or starts a task.
-        `client_message_id` (alias `message_id`): the caller's id of this message; a message sent
+        `client_message_id`: the caller's id of this message; a message sent
         again with the same id gets the reply already given and starts nothing (decision 21).
         `agent`: the agent code the user picked; a task this message starts goes to it without
         routing (`agent.routed` with `via: "user"`); a message that answers a pending question
@@ -155,7 +154,7 @@ class Session:
         (nothing of it kept)."""
         if agent is not None and agent not in (loadable := self.loadable_agents()):
             raise UnknownAgent(f"no loadable agent {agent!r} (loadable: {', '.join(loadable) or 'none'})")
-        return await self._turn(message=text, client_message_id=client_message_id or message_id, agent=agent)
+        return await self._turn(message=text, client_message_id=client_message_id, agent=agent)
 
     async def answer(self, answer: dict[str, Any], client_message_id: str | None = None) -> Reply:
         """An explicit decision: {decision: CONFIRM|REJECT|CANCEL} or {verified: true|false}.
