@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from skillc.runtime import jsontext
 from skillc.runtime.errors import SkillcError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -70,8 +71,50 @@ def _check_scalar(v: Any, path: tuple[Any, ...], limits: Limits) -> None:
             raise Refused("number", _where(path), "a number that is not finite")
 
 
+def _acceptable(value: Any, limits: Limits) -> bool:
+    """True when `check` would accept `value`: the same walk without building paths (the hot
+    path: every model argument and tool answer crosses it); `check` finds the spot when not."""
+    isfinite = math.isfinite
+    short = 1 << 64  # an integer below this is far from the digit limit, checked at once
+    max_string, max_depth, max_items = limits.max_string, limits.max_depth, limits.max_items
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        v, depth = stack.pop()
+        t = type(v)
+        if t is str:
+            if len(v) > max_string or (not v.isascii() and _SURROGATE.search(v) is not None):
+                return False
+        elif t is dict or t is list or t is tuple:
+            if depth >= max_depth:
+                return False
+            seen += len(v)
+            if seen > max_items:
+                return False
+            if t is dict:
+                for k in v:
+                    if type(k) is str and (len(k) > max_string or (not k.isascii() and _SURROGATE.search(k))):
+                        return False
+                stack.extend((sub, depth + 1) for sub in v.values())
+            else:
+                stack.extend((sub, depth + 1) for sub in v)
+        elif t is int:
+            if not -short < v < short:
+                return False  # perhaps fine: `check` decides
+        elif t is float:
+            if not isfinite(v):
+                return False
+        elif t is bool or v is None:
+            continue
+        else:
+            return False  # subclasses and other types: `check` decides
+    return True
+
+
 def check(value: Any, limits: Limits = DEFAULT) -> Any:
     """`value` itself when every part is acceptable; otherwise `Refused` for the first bad part."""
+    if _acceptable(value, limits):
+        return value
     if not isinstance(value, (dict, list, tuple)):
         _check_scalar(value, (), limits)
         return value
@@ -114,7 +157,7 @@ def parse(text: str | bytes, limits: Limits = DEFAULT) -> Any:
     if len(text) > limits.max_text:
         raise Refused("size", "", f"a text of {len(text)} characters (limit {limits.max_text})")
     try:
-        value = json.loads(text)
+        value = jsontext.loads(text)
     except json.JSONDecodeError as exc:
         raise Refused("json", "", f"not valid JSON: {exc.msg} at column {exc.colno}") from exc
     except RecursionError as exc:

@@ -59,7 +59,10 @@ class EvidenceIndex:
             self.upto = next_evidence
         for eid in list(self.unsettled):
             ev = self.evidence.get(eid)
-            if ev is None or ev.status not in _FINAL:
+            if ev is None:  # numbered but not held (register fills both at once): nothing to index
+                self.unsettled.discard(eid)
+                continue
+            if ev.status not in _FINAL:
                 continue
             self.unsettled.discard(eid)
             if ev.completed:

@@ -26,6 +26,7 @@ from contextlib import AbstractContextManager
 from typing import IO, Any, Protocol
 
 from skillc.runtime.telemetry.audit import TRIGGERS, AuditChain, follow
+from skillc.runtime import jsontext
 from skillc.runtime.paths import at_path
 
 MASK = "***"
@@ -186,7 +187,7 @@ class TraceWriter:
         if self._events is not None:
             self._events.append(event)
         if self._fh:
-            self._fh.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+            self._fh.write(jsontext.dumps(event) + "\n")
             self._fh.flush()
         for listener in self.listeners:
             listener(event)

@@ -85,3 +85,58 @@ def test_whatever_passes_the_border_can_be_stored(value: Any) -> None:
     except Refused:
         ok = border.clean(value, SMALL)
     json.dumps(ok, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _slow_verdict(value: Any, limits: Limits) -> bool:
+    """The walk with paths alone (what `check` did before its fast path)."""
+    try:
+        stack: list[tuple[Any, tuple[Any, ...], int]] = [(value, (), 1)]
+        if not isinstance(value, (dict, list, tuple)):
+            border._check_scalar(value, (), limits)
+            return True
+        seen = 0
+        while stack:
+            v, path, depth = stack.pop()
+            if depth > limits.max_depth:
+                return False
+            for k, sub in (v.items() if isinstance(v, dict) else enumerate(v)):
+                seen += 1
+                if seen > limits.max_items:
+                    return False
+                if isinstance(k, str):
+                    border._check_scalar(k, path, limits)
+                if isinstance(sub, (dict, list, tuple)):
+                    stack.append((sub, path + (k,), depth + 1))
+                else:
+                    border._check_scalar(sub, path + (k,), limits)
+    except Refused:
+        return False
+    return True
+
+
+_hostile = st.deferred(lambda: _deep | _wide)
+_wide = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(10 ** 25), max_value=10 ** 25)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=60)
+    | st.text(alphabet=st.characters(min_codepoint=0xD7F0, max_codepoint=0xE010), max_size=3),
+    lambda inner: st.lists(inner, max_size=12) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=55), inner, max_size=6),
+    max_leaves=80,
+)
+_deep = st.integers(min_value=5, max_value=10).flatmap(  # right around SMALL's depth limit
+    lambda n: st.just(1).map(lambda leaf: _nest(leaf, n)))
+
+
+def _nest(leaf: Any, n: int) -> Any:
+    for i in range(n):
+        leaf = [leaf] if i % 2 else {"k": leaf}
+    return leaf
+
+
+@settings(max_examples=400, deadline=None)
+@given(_hostile)
+def test_the_fast_path_lets_in_exactly_what_the_walk_with_paths_does(value: Any) -> None:
+    # the fast path may only doubt (then `check` walks with paths); it never lets in more
+    slow = _slow_verdict(value, SMALL)
+    assert not border._acceptable(value, SMALL) or slow
+    assert (border.refusal(value, SMALL) is None) is slow

@@ -101,3 +101,17 @@ def test_the_intent_prompt_is_rendered_once_per_studio_version() -> None:
     assert one == direct and "bye" in two and len(calls) == 1
     three = prompting.render_for_message("intent.j2", ("ed", ("k",)), (module_b,), "bye", values("second"))
     assert "second" in three and len(calls) == 2  # a reloaded skill (a new module object) renders again
+
+
+def test_ids_numbered_but_not_held_are_not_looked_at_again() -> None:
+    # A checked value's cost must not grow with ids the session numbered but does not hold
+    # (bench/chain.py resets its evidence between iterations); held unsettled ones stay watched.
+    env = _env([("SUCCESS", True, "n1", "t1", "r", {"a": 1})])
+    evidence_index(env)
+    env.session.next_evidence = 1002  # e2 … e1001 numbered, none held
+    env.evidence["e1002"] = Evidence(id="e1002", task="t1", node="n1", tool="w", args={}, status="STARTED", seq=1002)
+    env.session.next_evidence = 1003
+    index = evidence_index(env)
+    assert index.unsettled == {"e1002"}
+    env.evidence["e1002"].status = "SUCCESS"
+    assert evidence_index(env).unsettled == set() and evidence_index(env).completed_in("t1", "n1", "w")

@@ -1,9 +1,10 @@
 """What one tool call produced, and how an MCP tool result becomes the spec's "response JSON"."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from skillc.runtime import jsontext
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,6 @@ def response_json(result: Any) -> Any:
         return result.structured_content
     text = content_text(result)
     try:
-        return json.loads(text)
+        return jsontext.loads(text)
     except ValueError:
         return {"text": text}

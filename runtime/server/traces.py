@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from skillc.runtime import jsontext
 from skillc.runtime.trace import last_seq
 
 # Session ids become file names: a letter or digit first, so never "." or "..".
@@ -44,7 +45,7 @@ class TraceFiles:
             if len(self._open) >= self._limit:
                 self._open.popitem(last=False)[1].close()
         self._open[sid] = fh
-        fh.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+        fh.write(jsontext.dumps(event) + "\n")
         fh.flush()
 
     def read(self, session: str, after: int = 0) -> Iterator[str]:

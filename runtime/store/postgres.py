@@ -51,6 +51,7 @@ from skillc.runtime.store.base import (
 from skillc.runtime.store.rows import (
     RowReads,
     ENCODE,
+    StoredHistory,
     history_items,
     reply_doc,
     session_doc,
@@ -131,9 +132,11 @@ class _Unit:
     lease renewal, the session's version check) is a *check*, verified as soon as its result is
     in and always before COMMIT, so a unit costs about three round trips whatever it writes."""
 
-    def __init__(self, conn: psycopg.Connection[Any], pipe: psycopg.Pipeline) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], pipe: psycopg.Pipeline, history: StoredHistory) -> None:
         self.conn = conn
         self.pipe = pipe
+        self.history = history
+        self.noted: list[tuple[str, int, int, int]] = []  # for `history`, once committed
         self._checks: list[tuple[psycopg.Cursor[Any], Callable[[], StoreError]]] = []
 
     def check(self, cur: psycopg.Cursor[Any], error: Callable[[], StoreError]) -> None:
@@ -161,17 +164,22 @@ class _Unit:
             self.check(conn.execute("UPDATE sessions SET doc = %s, updated = %s, version = version + 1 "
                                     "WHERE id = %s AND version = %s", (doc, now, sid, state.version)),
                        lambda: StoreConflict(f"session {sid} was changed by another writer since it was loaded"))
-        # One flight: the lease and version checks and the history counts come back together.
-        row = conn.execute("SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = %s), "
-                           "(SELECT COALESCE(MAX(seq), 0) FROM entities WHERE session = %s)", (sid, sid)).fetchone()
-        self.verify()
-        assert row is not None  # an aggregate always has its one row
+        row = self.history.counts(sid, state.version)
+        if row is None:
+            # One flight: the lease and version checks and the history counts come back together.
+            row = conn.execute("SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = %s), "
+                               "(SELECT COALESCE(MAX(seq), 0) FROM entities WHERE session = %s)", (sid, sid)).fetchone()
+            self.verify()
+            assert row is not None  # an aggregate always has its one row
+        # else: counts this process committed at this version; the queued version check fails
+        # the unit before COMMIT if another writer got there first (nothing appended is kept)
         state.version += 1
         for (table, items), stored in zip((("messages", state.user_messages), ("entities", state.entities)), row):
             if len(items) > stored:
                 with conn.cursor() as cur:
                     cur.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (%s, %s, %s)",
                                     [(sid, i, ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
+        self.noted.append((sid, state.version, len(state.user_messages), len(state.entities)))
 
     def put_task(self, task: TaskState) -> None:
         """Insert or replace one task document."""
@@ -221,6 +229,7 @@ class PostgresStore(RowReads, BufferedWrites):
         self._buffer: list[tuple[str, tuple[Any, ...]]] = []
         self._local = threading.local()  # per thread: inside a unit (units do not nest)
         self._closed = False
+        self._history = StoredHistory()
         self._retries = max(1, pool_size) + 1  # every pooled connection may be dead at once
         kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout))}
         try:
@@ -348,13 +357,14 @@ class PostgresStore(RowReads, BufferedWrites):
         try:
             with self._tx("commit the unit of work", pipeline=True) as (conn, pipe):
                 assert pipe is not None
-                uow = _Unit(conn, pipe)
+                uow = _Unit(conn, pipe, self._history)
                 if holder is not None and session is not None:
                     uow.check(conn.execute("UPDATE leases SET expires = GREATEST(expires, %s) "
                                            "WHERE session = %s AND holder = %s", (expires or 0.0, session, holder)),
                               lambda: LeaseLost(f"session {session} is no longer leased to this turn"))
                 yield uow
                 uow.verify()
+            self._history.note(uow.noted)  # committed
         finally:
             self._local.in_unit = False
 

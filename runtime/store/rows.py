@@ -6,22 +6,49 @@ backend depends on the other's private helpers and a stored row means one thing 
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import MISSING, fields
 from typing import Any
 
+from skillc.runtime import jsontext
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc
 from skillc.runtime.store.base import ReplyRecord, StoreCorrupt
 
-# One encoder for every document: json.dumps with options builds a new encoder per call.
-ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
-DECODE = json.JSONDecoder().decode
+# Every document through one encoder and decoder (runtime/jsontext.py: orjson where it is exact).
+ENCODE = jsontext.dumps
+DECODE = jsontext.loads
 FINAL_TASK = ("DONE", "FAILED", "CANCELLED")
 # The session's history lists live in their own tables, never in the session row.
 HISTORY = ("user_messages", "entities", "tasks", "version")
 # Fields of a reply that are columns of its row, not parts of its document.
 _REPLY_COLUMNS = ("session", "turn", "delivered")
+
+
+class StoredHistory:
+    """How many user messages and entities of each session the store holds, as of the session
+    row's version this process last committed. A unit that writes the row at that version (its
+    version check proves nobody wrote since) appends the new items without asking for the counts
+    first: a statement less in SQLite, a round trip less in PostgreSQL. Counts are noted only
+    after a commit; any other version asks the store."""
+
+    LIMIT = 10_000  # sessions remembered; past it the memory starts again
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[int, int, int]] = {}
+
+    def counts(self, session: str, version: int) -> tuple[int, int] | None:
+        """(messages, entities) stored at `version`, when this process committed that version."""
+        if version == 0:
+            return (0, 0)  # a new row: no history can be stored for it (its insert is checked)
+        known = self._known.get(session)
+        return (known[1], known[2]) if known is not None and known[0] == version else None
+
+    def note(self, noted: list[tuple[str, int, int, int]]) -> None:
+        """After a commit: each (session, version, messages, entities) its unit wrote."""
+        if len(self._known) >= self.LIMIT:
+            self._known.clear()
+        for session, version, messages, entities in noted:
+            self._known[session] = (version, messages, entities)
 
 
 def task_number(task_id: str) -> int:

@@ -31,6 +31,7 @@ from skillc.runtime.store.rows import (
     RowReads,
     DECODE,
     ENCODE,
+    StoredHistory,
     history_items,
     reply_doc,
     session_doc,
@@ -110,8 +111,10 @@ assert len(MIGRATIONS) == SCHEMA_VERSION
 class _Unit:
     """The writes of one unit of work on one connection (see base.UnitOfWork)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, history: StoredHistory) -> None:
         self.db = db
+        self.history = history
+        self.noted: list[tuple[str, int, int, int]] = []  # for `history`, once committed
 
     def put_session(self, state: SessionState, now: float) -> None:
         """Versioned write of the session row, then the history items not stored yet."""
@@ -128,12 +131,15 @@ class _Unit:
                              "WHERE id = ? AND version = ?", (doc, now, sid, state.version))
             if cur.rowcount != 1:
                 raise StoreConflict(f"session {sid} was changed by another writer since it was loaded")
+        known = self.history.counts(sid, state.version)
         state.version += 1
-        for table, items in (("messages", state.user_messages), ("entities", state.entities)):
-            stored = db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table} WHERE session = ?", (sid,)).fetchone()[0]
+        for n, (table, items) in enumerate((("messages", state.user_messages), ("entities", state.entities))):
+            stored = known[n] if known is not None else \
+                db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table} WHERE session = ?", (sid,)).fetchone()[0]
             if len(items) > stored:
                 db.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (?, ?, ?)",
                                [(sid, i, ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
+        self.noted.append((sid, state.version, len(state.user_messages), len(state.entities)))
 
     def put_task(self, task: TaskState) -> None:
         """Insert or replace one task document. Its nodes' evidence id lists are left out: they
@@ -176,6 +182,7 @@ class SQLiteStore(RowReads, BufferedWrites):
         self.path = path
         self._buffer = []
         self._in_unit = False
+        self._history = StoredHistory()
         try:
             self.db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
             self._retry_locked(lambda: self.db.execute("PRAGMA journal_mode=WAL"), busy_timeout)
@@ -243,8 +250,10 @@ class SQLiteStore(RowReads, BufferedWrites):
                                           (expires or 0.0, session, holder))
                     if cur.rowcount != 1:
                         raise LeaseLost(f"session {session} is no longer leased to this turn")
-                yield _Unit(self.db)
+                uow = _Unit(self.db, self._history)
+                yield uow
                 self.db.execute("COMMIT")
+                self._history.note(uow.noted)
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StoreUnavailable(f"store {self.path}: the unit of work was not committed: {exc}") from exc
@@ -278,7 +287,7 @@ class SQLiteStore(RowReads, BufferedWrites):
                 self.db.execute("UPDATE replies SET delivered = 1 WHERE session = ? AND turn = ?",
                                 (session, delivered_turn))
             if cur.rowcount == 1 and trace_head is not None:
-                _Unit(self.db).put_trace_head(session, trace_head)
+                _Unit(self.db, self._history).put_trace_head(session, trace_head)
 
     @contextmanager
     def _tx(self, what: str) -> Iterator[None]:

@@ -223,3 +223,57 @@ def test_a_schema_2_sqlite_file_migrates_to_keep_trace_heads(tmp_path: Any) -> N
         assert store.trace_head("s1") == "ee" * 32
     finally:
         store.close()
+
+
+def test_history_counts_known_after_a_commit_follow_other_writers(store_factory: Factory) -> None:
+    # A store remembers the history counts of the versions it committed (a query less per unit);
+    # a version written by another process in between must send it back to the stored counts.
+    a, b = store_factory(), store_factory()
+    mine = _session()
+    mine.user_messages.append({"turn": 1, "text": "m1"})
+    with a.unit("s1") as uow:
+        uow.put_session(mine, 1.0)
+    theirs = b.get_session("s1")
+    theirs.user_messages.append({"turn": 2, "text": "m2"})
+    theirs.entities.append({"type": "article", "id": 2})
+    with b.unit("s1") as uow:
+        uow.put_session(theirs, 2.0)
+    with pytest.raises(StoreConflict):  # a's copy is stale; nothing it appends is kept
+        with a.unit("s1") as uow:
+            mine.user_messages.append({"turn": 2, "text": "stale"})
+            uow.put_session(mine, 3.0)
+    mine = a.get_session("s1")
+    mine.user_messages.append({"turn": 3, "text": "m3"})
+    with a.unit("s1") as uow:
+        uow.put_session(mine, 4.0)
+    mine.user_messages.append({"turn": 4, "text": "m4"})  # a's own version: counts remembered
+    with a.unit("s1") as uow:
+        uow.put_session(mine, 5.0)
+    assert [m["text"] for m in store_factory().get_session("s1").user_messages] == ["m1", "m2", "m3", "m4"]
+    assert store_factory().get_session("s1").entities == [{"type": "article", "id": 2}]
+    assert store_factory().raw("SELECT seq FROM messages WHERE session = 's1' ORDER BY seq") == \
+        [(1,), (2,), (3,), (4,)]
+
+
+def test_a_failed_unit_does_not_leave_history_counts_behind(store_factory: Factory) -> None:
+    # Counts are noted only once committed: had `a` noted them for the version its failed unit
+    # would have written, the same version written by `b` would be appended to at a wrong place.
+    a, b = store_factory(), store_factory()
+    s = _session()
+    with a.unit("s1") as uow:
+        uow.put_session(s, 1.0)
+    s.user_messages.append({"turn": 1, "text": "lost"})
+    with pytest.raises(RuntimeError):
+        with a.unit("s1") as uow:
+            uow.put_session(s, 2.0)
+            raise RuntimeError("boom")
+    theirs = b.get_session("s1")
+    theirs.user_messages += [{"turn": 1, "text": "b1"}, {"turn": 2, "text": "b2"}]
+    with b.unit("s1") as uow:
+        uow.put_session(theirs, 3.0)
+    s = a.get_session("s1")
+    assert s.version == theirs.version
+    s.user_messages.append({"turn": 3, "text": "a3"})
+    with a.unit("s1") as uow:
+        uow.put_session(s, 4.0)
+    assert [m["text"] for m in store_factory().get_session("s1").user_messages] == ["b1", "b2", "a3"]

@@ -1,0 +1,56 @@
+"""JSON text on the runtime's hot paths: store rows, tool answers, model arguments.
+
+orjson encodes and decodes several times faster than the standard library (a write's
+pre-registration encodes its task and evidence inside the unit of work), but it does not give the
+same values everywhere. Where it would differ, the standard library does the work:
+
+- integers past 64 bits: orjson refuses to encode them and decodes them as floats (precision
+  silently lost), so a text with a run of 19 or more digits is decoded by the standard library;
+- lone surrogates, NaN/Infinity literals, numbers past a double's range: orjson refuses them, the
+  standard library reads them and the border (runtime/border.py) decides;
+- anything orjson cannot encode (a datetime, a dataclass, an object): `str()` of it, as before.
+
+Two differences stay, both on values the border never lets in: a non-finite float is encoded as
+null (the standard library writes NaN, which is not JSON), and orjson's text is compact (no
+spaces). Nothing that hashes or compares text (idempotency keys, the audit chain) uses this
+module: those keep their canonical standard-library form.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+try:  # a declared dependency; the standard library alone still works
+    import orjson
+except ImportError:  # pragma: no cover - exercised only without orjson installed
+    orjson = None  # type: ignore[assignment]
+
+_STD_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
+_STD_DECODE = json.JSONDecoder().decode
+_LONG_NUMBER = re.compile(r"\d{19}")  # past 64 bits is 20 digits; 19 leaves a margin
+_LONG_NUMBER_BYTES = re.compile(rb"\d{19}")
+_OPTIONS = 0 if orjson is None else (orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
+                                     | orjson.OPT_PASSTHROUGH_DATACLASS)
+
+
+def dumps(value: Any) -> str:
+    """`value` as compact JSON text (non-ASCII kept, unknown objects as their `str()`)."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(value, default=str, option=_OPTIONS).decode()
+        except TypeError:  # past 64 bits, a lone surrogate, a key orjson refuses
+            pass
+    return _STD_ENCODE(value)
+
+
+def loads(text: str | bytes) -> Any:
+    """The value of JSON text; `json.JSONDecodeError` (the standard library's, with its message
+    and position) when it is not JSON."""
+    long_number = _LONG_NUMBER if isinstance(text, str) else _LONG_NUMBER_BYTES
+    if orjson is not None and long_number.search(text) is None:  # type: ignore[arg-type]
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass  # the standard library reads what orjson refuses, or says why not
+    return _STD_DECODE(text) if isinstance(text, str) else json.loads(text)
