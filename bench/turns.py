@@ -11,7 +11,10 @@ Then an evidence-checked write (its argument must come from EVIDENCE, §5.3) in 
 and then 10,000 evidence records, the matching one the oldest, best of nine (target: within 1.5x); units of
 work (commits) and lease transactions per turn; memory kept per turn (tracemalloc over 200 turns).
 
-    python bench/turns.py [--turns 1005]
+    python bench/turns.py [--turns 1005] [--sessions 200]
+
+First, as earlier revisions measured it: 200 new sessions of one such turn each, turns per second
+and the runtime's overhead per tool call.
 """
 from __future__ import annotations
 
@@ -105,7 +108,7 @@ class Counting:
         store.unit, store.acquire_lease, store.release_lease = counted_unit, counted_acquire, counted_release
 
 
-async def main(turns: int) -> None:
+async def main(turns: int, sessions: int) -> None:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
     from skillc.runtime.config import Settings
@@ -137,6 +140,23 @@ async def main(turns: int) -> None:
         settings = Settings.from_mapping({"state.write-confirm-bypass-tools": ["cms_article_publish"]})
         runtime = Runtime(studios["reader"], gateway, model, store, settings, trace=TraceWriter(), seed=1)
         writer = Runtime(studios["publisher"], gateway, model, store, settings, trace=TraceWriter(), seed=1)
+
+        # ---- many new sessions of one turn each: the table earlier revisions printed (same
+        # labels, so `bench/compare.py --base REV turns.py` lines them up)
+        warm = await runtime.open_session({"userId": 7}, session_id="warm")
+        model.load_turn(READS)
+        await warm.send("read article 17 and 18")
+        model.requests.clear()
+        in_model[0] = in_tool[0] = 0.0
+        start = time.perf_counter()
+        for i in range(sessions):
+            fresh = await runtime.open_session({"userId": 7}, session_id=f"s{i}")
+            model.load_turn(READS)
+            reply = await fresh.send("read article 17 and 18")
+            assert reply.text == "read", reply
+        fresh_total = time.perf_counter() - start
+        fresh_overhead = (fresh_total - in_model[0] - in_tool[0]) / (sessions * 5)
+        model.requests.clear()
 
         # ---- one long session: overhead per call by turn
         s = await runtime.open_session({"userId": 7}, session_id="long")
@@ -204,6 +224,9 @@ async def main(turns: int) -> None:
         await gateway.aclose()
         store.close()
 
+    print(f"{'sessions (1 turn, 1 task, 5 tool calls)':52} {sessions}")
+    print(f"{'turns per second':52} {sessions / fresh_total:8.1f}")
+    print(f"{'runtime overhead per tool call':52} {fresh_overhead * 1000:8.3f} ms   (new sessions; target < 1 ms)")
     print(f"{'one session, turns played (5 reads + finish each)':52} {turns}")
     print(f"{'runtime overhead per tool call, around turn 10':52} {at10 * 1000:8.3f} ms   (target < 1 ms)")
     print(f"{'runtime overhead per tool call, around turn 1,000':52} {at1000 * 1000:8.3f} ms   "
@@ -219,5 +242,7 @@ async def main(turns: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=1005)
-    asyncio.run(main(parser.parse_args().turns))
+    parser.add_argument("--turns", type=int, default=1005, help="turns of the long session (default 1005)")
+    parser.add_argument("--sessions", type=int, default=200, help="new sessions of one turn each (default 200)")
+    args = parser.parse_args()
+    asyncio.run(main(args.turns, args.sessions))

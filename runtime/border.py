@@ -10,6 +10,7 @@ business failure for a tool's answer, `StoreCorrupt` for a stored row).
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -73,41 +74,43 @@ def _check_scalar(v: Any, path: tuple[Any, ...], limits: Limits) -> None:
 
 def _acceptable(value: Any, limits: Limits) -> bool:
     """True when `check` would accept `value`: the same walk without building paths (the hot
-    path: every model argument and tool answer crosses it); `check` finds the spot when not."""
-    isfinite = math.isfinite
-    short = 1 << 64  # an integer below this is far from the digit limit, checked at once
+    path: every model argument and tool answer crosses it); `check` finds the spot when not.
+    It may doubt what `check` accepts (a long integer, a subclass): `check` then decides."""
+    isfinite, surrogate = math.isfinite, _SURROGATE.search
+    short = 1 << 64  # an integer below this is far from the digit limit
     max_string, max_depth, max_items = limits.max_string, limits.max_depth, limits.max_items
+    t = type(value)
+    if t is not dict and t is not list and t is not tuple:
+        value, t = [value], list  # a scalar alone: walked as the only item of a list
     stack: list[tuple[Any, int]] = [(value, 0)]
     seen = 0
     while stack:
         v, depth = stack.pop()
-        t = type(v)
-        if t is str:
-            if len(v) > max_string or (not v.isascii() and _SURROGATE.search(v) is not None):
+        if depth >= max_depth:
+            return False
+        seen += len(v)
+        if seen > max_items:
+            return False
+        if type(v) is dict:
+            for k in v:
+                if type(k) is str and (len(k) > max_string or (not k.isascii() and surrogate(k))):
+                    return False
+            v = v.values()
+        for sub in v:
+            t = type(sub)
+            if t is str:
+                if len(sub) > max_string or (not sub.isascii() and surrogate(sub)):
+                    return False
+            elif t is int:
+                if not -short < sub < short:
+                    return False
+            elif t is dict or t is list or t is tuple:
+                stack.append((sub, depth + 1))
+            elif t is float:
+                if not isfinite(sub):
+                    return False
+            elif sub is not None and t is not bool:
                 return False
-        elif t is dict or t is list or t is tuple:
-            if depth >= max_depth:
-                return False
-            seen += len(v)
-            if seen > max_items:
-                return False
-            if t is dict:
-                for k in v:
-                    if type(k) is str and (len(k) > max_string or (not k.isascii() and _SURROGATE.search(k))):
-                        return False
-                stack.extend((sub, depth + 1) for sub in v.values())
-            else:
-                stack.extend((sub, depth + 1) for sub in v)
-        elif t is int:
-            if not -short < v < short:
-                return False  # perhaps fine: `check` decides
-        elif t is float:
-            if not isfinite(v):
-                return False
-        elif t is bool or v is None:
-            continue
-        else:
-            return False  # subclasses and other types: `check` decides
     return True
 
 
@@ -138,8 +141,30 @@ def check(value: Any, limits: Limits = DEFAULT) -> Any:
     return value
 
 
+def checked_copy(value: Any, limits: Limits = DEFAULT) -> Any:
+    """A copy of `value` (its dicts, lists and tuples new; what `copy.deepcopy` would give for
+    JSON values) when the border lets it in; otherwise `Refused`, as `check`."""
+    check(value, limits)
+    return _copy(value)
+
+
+def _copy(v: Any) -> Any:
+    t = type(v)
+    if t is dict:
+        return {k: _copy(x) for k, x in v.items()}
+    if t is list:
+        return [_copy(x) for x in v]
+    if t is tuple:
+        return tuple(_copy(x) for x in v)
+    if t is str or t is int or t is float or t is bool or v is None:
+        return v
+    return copy.deepcopy(v)
+
+
 def refusal(value: Any, limits: Limits = DEFAULT) -> str | None:
     """Why `value` cannot be kept (what `check` would refuse), or None when it can."""
+    if _acceptable(value, limits):
+        return None
     try:
         check(value, limits)
     except Refused as exc:
@@ -156,6 +181,15 @@ def parse(text: str | bytes, limits: Limits = DEFAULT) -> Any:
             raise Refused("unicode", "", f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     if len(text) > limits.max_text:
         raise Refused("size", "", f"a text of {len(text)} characters (limit {limits.max_text})")
+    if len(text) <= min(limits.max_string, 2 * limits.max_items) \
+            and text.count("[") + text.count("{") <= limits.max_depth:
+        # No string, value count or nesting of a text this short can pass a limit, and orjson
+        # refuses lone surrogates and non-finite numbers (jsontext: and long integers): a value
+        # it reads needs no walk. What it refuses takes the full path below.
+        try:
+            return jsontext.loads_exact(text)
+        except ValueError:
+            pass
     try:
         value = jsontext.loads(text)
     except json.JSONDecodeError as exc:

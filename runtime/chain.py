@@ -139,11 +139,12 @@ def _exempt_of(meta: ToolMeta | None) -> frozenset[str]:
 
 
 def load_args(raw: Any) -> Any:
-    """The arguments as the model sent them, checked at the border (runtime/border.py): text is
-    parsed; raises border.Refused (reason "json" when the text is not JSON)."""
+    """The arguments as the model sent them, checked at the border (runtime/border.py), as a
+    value of the call's own: text is parsed, an object copied; raises border.Refused (reason
+    "json" when the text is not JSON)."""
     if isinstance(raw, str):
         return border.parse(raw) if raw.strip() else {}
-    return border.check(raw)
+    return border.checked_copy(raw)
 
 
 def object_args(raw: Any) -> tuple[dict[str, Any] | None, CallResult | None]:
@@ -170,7 +171,7 @@ def step_arg_policy(c: Call) -> CallResult | None:
     if refused is not None:
         return refused
     assert raw is not None  # refused above otherwise
-    c.args = raw if isinstance(c.raw, str) else copy.deepcopy(raw)  # parsed text is already ours
+    c.args = raw  # parsed or copied: the call's own
     info = c.env.catalog.get(c.tool)
     exempt = _exempt_of(c.meta)
     missing = [r for r in _required_of(info.input_schema if info else None)

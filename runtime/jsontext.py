@@ -44,13 +44,21 @@ def dumps(value: Any) -> str:
     return _STD_ENCODE(value)
 
 
+def loads_exact(text: str | bytes) -> Any:
+    """The value of JSON text read by orjson, which refuses lone surrogates, NaN, Infinity and
+    numbers past a double; `ValueError` for those, for text holding a long integer (orjson would
+    read it as a float), for text that is not JSON, and when orjson is not installed."""
+    long_number = _LONG_NUMBER if isinstance(text, str) else _LONG_NUMBER_BYTES
+    if orjson is None or long_number.search(text) is not None:  # type: ignore[arg-type]
+        raise ValueError("left to the standard library")
+    return orjson.loads(text)  # orjson.JSONDecodeError is a ValueError
+
+
 def loads(text: str | bytes) -> Any:
     """The value of JSON text; `json.JSONDecodeError` (the standard library's, with its message
     and position) when it is not JSON."""
-    long_number = _LONG_NUMBER if isinstance(text, str) else _LONG_NUMBER_BYTES
-    if orjson is not None and long_number.search(text) is None:  # type: ignore[arg-type]
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass  # the standard library reads what orjson refuses, or says why not
+    try:
+        return loads_exact(text)
+    except ValueError:
+        pass  # the standard library reads what orjson refuses, or says why not
     return _STD_DECODE(text) if isinstance(text, str) else json.loads(text)

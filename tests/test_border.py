@@ -43,7 +43,10 @@ def test_check_lets_ordinary_values_through_unchanged() -> None:
     ("1" * 25, "number"),
     (b'"\xff"', "unicode"),
     ("[" + "1," * 1500 + "1]", "size"),
-], ids=["open", "surrogate", "deep", "digits", "not-utf8", "long"])
+    ('"' + "x" * 51 + '"', "string"),
+    ("[" + "1," * 100 + "1]", "size"),
+    ("[" * 9 + "]" * 9, "depth"),
+], ids=["open", "surrogate", "deep", "digits", "not-utf8", "long", "string", "items", "depth-9"])
 def test_parse_refuses_text(text: str | bytes, reason: str) -> None:
     with pytest.raises(Refused) as info:
         border.parse(text, SMALL)
@@ -140,3 +143,34 @@ def test_the_fast_path_lets_in_exactly_what_the_walk_with_paths_does(value: Any)
     slow = _slow_verdict(value, SMALL)
     assert not border._acceptable(value, SMALL) or slow
     assert (border.refusal(value, SMALL) is None) is slow
+
+
+def _parse_the_long_way(text: str, limits: Limits) -> Any:
+    """Read by the standard library, then walked: what `parse` did before its shortcut."""
+    if len(text) > limits.max_text:
+        raise Refused("size", "", "long")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Refused("json", "", str(exc)) from exc
+    except RecursionError as exc:
+        raise Refused("depth", "", "deep") from exc
+    except ValueError as exc:
+        raise Refused("number", "", str(exc)) from exc
+    return border.check(value, limits)
+
+
+def _outcome(parse: Any, text: str) -> Any:
+    try:
+        return ("value", parse(text, SMALL))
+    except Refused as exc:
+        return ("refused", exc.reason)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_hostile, st.booleans())
+def test_parsing_text_gives_what_reading_and_walking_it_gives(value: Any, ascii_only: bool) -> None:
+    # The shortcut (orjson on a text too short to pass a limit) must agree with the long way on
+    # every text: lone surrogates as escapes, NaN, long integers, strings and nesting near SMALL's limits.
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert _outcome(border.parse, text) == _outcome(_parse_the_long_way, text)

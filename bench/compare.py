@@ -1,0 +1,126 @@
+"""Compare a benchmark between an earlier revision and the working tree, side by side in one run.
+
+    python bench/compare.py --base f8a1ee3 chain.py --quick
+    python bench/compare.py --base f8a1ee3 --base-args "--sessions 200" turns.py --sessions 200 --turns 105
+
+The earlier revision is exported (`git archive`) and installed into a private directory once
+(cached under $XDG_CACHE_HOME/skillc-bench/<commit>); then each round runs the benchmark script
+*as it was in that revision* against that install, and the working tree's script against the
+working tree, one after the other, so both see the same machine at nearly the same moment. Rows
+are matched by their label (the text before the number); each side keeps its best value over the
+rounds (lowest time, highest rate). A row one side does not print is listed apart.
+
+Not a test: it prints one table. "before" figures quoted in a closing note come from here.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# "  label text      123.4 µs   …" / "label text      140.8" / "label    12.5 %"
+ROW = re.compile(r"^\s*(?P<label>[^\s\d].*?\S)\s{2,}(?P<value>-?\d[\d,]*(?:\.\d+)?)\s*(?P<unit>µs|ms|s|%|KiB|MiB|x)?(?:\s|$)")
+HIGHER_IS_BETTER = ("per second", "turns/s", "faster")
+
+
+def rows(text: str) -> dict[str, tuple[float, str]]:
+    """label -> (value, unit) for every line that reads as a table row."""
+    out: dict[str, tuple[float, str]] = {}
+    for line in text.splitlines():
+        m = ROW.match(line)
+        if m and not m.group("label").startswith(("target", "(")):
+            out.setdefault(m.group("label"), (float(m.group("value").replace(",", "")), m.group("unit") or ""))
+    return out
+
+
+def install(base: str) -> tuple[Path, Path, str]:
+    """(source dir, site dir, full commit) of `base`, exported and installed once."""
+    commit = subprocess.run(["git", "rev-parse", "--verify", base + "^{commit}"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "skillc-bench" / commit
+    src, site = cache / "src", cache / "site"
+    if not (cache / "ready").exists():
+        print(f"installing {base} ({commit[:10]}) into {cache} (once) …", file=sys.stderr)
+        cache.mkdir(parents=True, exist_ok=True)
+        src.mkdir(exist_ok=True)
+        archive = subprocess.run(["git", "archive", commit], cwd=ROOT, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                        "--disable-pip-version-check", "--target", str(site), str(src)], check=True)
+        (cache / "ready").write_text(commit)
+    return src, site, commit
+
+
+def run(script: Path, args: list[str], cwd: Path, site: Path | None) -> str:
+    """The script's output; `site` first on the path when running the earlier revision."""
+    env = dict(os.environ)
+    if site is not None:
+        env["PYTHONPATH"] = str(site) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    probe = "import skillc, sys; sys.stdout.write(skillc.__file__)"
+    where = subprocess.run([sys.executable, "-c", probe], env=env, cwd=cwd, capture_output=True, text=True).stdout
+    expected = site if site is not None else ROOT
+    if not where.startswith(str(expected)):
+        raise SystemExit(f"skillc would be imported from {where!r}, not from {expected}")
+    done = subprocess.run([sys.executable, str(script), *args], env=env, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{script} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def better(a: float, b: float, label: str) -> float:
+    return max(a, b) if any(h in label for h in HIGHER_IS_BETTER) else min(a, b)
+
+
+def verdict(label: str, unit: str, base: float, head: float) -> str:
+    """How many times better or worse `head` is; "" for a count, a share or a size."""
+    higher = any(x in label for x in HIGHER_IS_BETTER)
+    if base == 0 or head == 0 or not higher and unit not in ("µs", "ms", "s"):
+        return ""
+    ratio = head / base if higher else base / head  # > 1: the working tree is better
+    return f"{ratio:5.2f}x {'better' if ratio >= 1 else 'worse'}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--base", required=True, help="the earlier revision (a commit, tag or branch)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each side, alternating (default 3)")
+    parser.add_argument("--base-args", help="the base script's arguments when they differ (one string)")
+    parser.add_argument("script", help="a script under bench/, e.g. chain.py")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
+    ns = parser.parse_args()
+    src, site, commit = install(ns.base)
+    old_script, new_script = src / "bench" / ns.script, ROOT / "bench" / ns.script
+    for script in (old_script, new_script):
+        if not script.exists():
+            raise SystemExit(f"{script} does not exist")
+    best: dict[str, dict[str, tuple[float, str]]] = {"base": {}, "head": {}}
+    for r in range(ns.rounds):
+        for side, script, cwd, where in (("base", old_script, src, site), ("head", new_script, ROOT, None)):
+            print(f"round {r + 1}/{ns.rounds}: {side} …", file=sys.stderr)
+            args = shlex.split(ns.base_args) if side == "base" and ns.base_args is not None else ns.args
+            for label, (value, unit) in rows(run(script, args, cwd, where)).items():
+                seen = best[side].get(label)
+                best[side][label] = (value if seen is None else better(seen[0], value, label), unit)
+    common = [label for label in best["base"] if label in best["head"]]
+    width = max([len(label) for label in common] + [20])
+    print(f"skillc bench/compare.py {ns.script} {' '.join(ns.args)}: base {ns.base} ({commit[:10]}) vs the "
+          f"working tree, best of {ns.rounds} alternating rounds")
+    print(f"  {'row':{width}} {'base':>12} {'head':>12}   head vs base")
+    for label in common:
+        (b, unit), (h, _) = best["base"][label], best["head"][label]
+        print(f"  {label:{width}} {b:>10.3f}{unit:>2} {h:>10.3f}{unit:>2}   {verdict(label, unit, b, h)}")
+    for side in ("base", "head"):
+        only = [label for label in best[side] if label not in best["head" if side == "base" else "base"]]
+        if only:
+            print(f"  only in {side}: " + "; ".join(only))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
