@@ -57,14 +57,16 @@ class EvidenceIndex:
         if self.upto < next_evidence:
             self.unsettled.update(f"e{n}" for n in range(self.upto, next_evidence))
             self.upto = next_evidence
-        for eid in list(self.unsettled):
+        # A new set each time, not discards from the old one: a set never shrinks, and iterating
+        # one that once held 10,000 ids costs as much when it is empty (bench/turns.py).
+        waiting: set[str] = set()
+        for eid in self.unsettled:
             ev = self.evidence.get(eid)
             if ev is None:  # numbered but not held (register fills both at once): nothing to index
-                self.unsettled.discard(eid)
                 continue
             if ev.status not in _FINAL:
+                waiting.add(eid)
                 continue
-            self.unsettled.discard(eid)
             if ev.completed:
                 self.completed.add((ev.task, ev.node, ev.tool))
                 self.completed.add((ev.task, ev.node, None))
@@ -74,6 +76,7 @@ class EvidenceIndex:
                     _scalars(sub, keys)
                 for key in keys:
                     self.by_value.setdefault(key, []).append(eid)
+        self.unsettled = waiting
 
     def open_of(self, task: str, node: str) -> list[Evidence]:
         """The node's records not settled yet (STARTED, UNKNOWN, UNKNOWN_PRE_CALL), oldest first."""

@@ -2,6 +2,7 @@
 intent prompt rendered once per studio version is the prompt rendered every time."""
 from __future__ import annotations
 
+import sys
 from types import SimpleNamespace
 from typing import Any
 
@@ -115,3 +116,12 @@ def test_ids_numbered_but_not_held_are_not_looked_at_again() -> None:
     assert index.unsettled == {"e1002"}
     env.evidence["e1002"].status = "SUCCESS"
     assert evidence_index(env).unsettled == set() and evidence_index(env).completed_in("t1", "n1", "w")
+
+
+def test_the_set_of_unsettled_ids_does_not_keep_the_size_it_once_had() -> None:
+    # A Python set never shrinks: one that held 10,000 ids and had them discarded still costs
+    # 10,000 slots to iterate, at every later sync (the 10 vs 10,000 records write of bench/turns.py).
+    env = _env([("SUCCESS", True, "n1", "t1", "r", {"a": i}) for i in range(10_000)])
+    index = evidence_index(env)
+    assert index.unsettled == set()
+    assert sys.getsizeof(index.unsettled) == sys.getsizeof(set())
