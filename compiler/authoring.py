@@ -164,7 +164,8 @@ class _Linter:
         status = seen.get("status")
         if isinstance(status, yaml.ScalarNode) and status.value != "ACTIVE":
             return  # a record that does not load needs no manual yet
-        has_manual = (folder / "manual.md").is_file() and (folder / "manual.md").read_text(encoding="utf-8").strip()
+        # Bytes, not text: a manual that is not UTF-8 is the loader's to refuse (SC506), not a crash here.
+        has_manual = (folder / "manual.md").is_file() and (folder / "manual.md").read_bytes().strip()
         if not has_manual and not (isinstance(seen.get("skill_manual"), yaml.ScalarNode) and seen["skill_manual"].value.strip()):
             self._d(NO_MANUAL, "warning", f"skill '{folder.name}' has no manual: the model gets no operating manual "
                     "when it plans or runs this skill (§1.2)", meta, src, None, folder.name,

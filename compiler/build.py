@@ -66,7 +66,9 @@ class BuildResult:
 
 
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    # Strict UTF-8: the studio's border (compiler.studio_border) keeps lone surrogates out, so one
+    # reaching here is a bug that must fail loudly, not a file the runtime cannot load.
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 _PORTABLE = re.compile(r"[a-z0-9][a-z0-9._-]*", re.ASCII)
@@ -145,7 +147,7 @@ def _read_manifest(out: Path) -> dict[str, Any]:
 
 def _write(out: Path, rel: str, text: str, result: BuildResult) -> None:
     path = out / rel
-    data = text.encode("utf-8", "surrogatepass")
+    data = text.encode("utf-8")  # strict: a compiled studio the runtime cannot read is never written
     try:
         if path.read_bytes() == data:
             result.unchanged.append(rel)
@@ -243,6 +245,10 @@ def compile_studio(
     # added or removed, an agent whose profile hashes the same keeps its template.
     same_skills = not todo and entries.keys() == old_skills.keys() and not force
     agents_out = _build_agents(studio, entries, out, result, files, old.get("agents", {}) if same_skills else {}, old_stamps)
+    if studio.refused:  # agents the border refused at the source: left out, reported (SC506)
+        from skillc.compiler.frontend import refusal_diagnostic
+
+        result.diagnostics.extend(refusal_diagnostic(r) for r in studio.refused)
     manifest = {"compiler_version": codegen.COMPILER_VERSION, "skills": entries, "agents": agents_out}
     _remove_stale(out, manifest, result)
     _write_manifest(out, manifest, old, result)
@@ -261,6 +267,7 @@ def _active(studio: ir.Studio) -> ir.Studio:
         agents=[a for a in studio.agents if a.status == "ACTIVE"],
         skills=[s for s in studio.skills if s.status == "ACTIVE"],
         origin=studio.origin,
+        refused=studio.refused,
     )
 
 
@@ -408,6 +415,8 @@ def _tree(root: Path) -> dict[str, str]:
     for folder, pattern in (("skills", "*.py"), ("agents", "*.json"), (".", MANIFEST)):
         for path in sorted((root / folder).glob(pattern)):
             rel = path.relative_to(root).as_posix()
+            # surrogateescape: DIR is whatever is on disk (hand-edited, damaged); --check diffs it
+            # against a fresh compile instead of failing on bytes that are not UTF-8.
             files[rel] = path.read_text(encoding="utf-8", errors="surrogateescape")
     return files
 

@@ -69,7 +69,9 @@ def generator_fingerprint() -> str:
 
 def contract_sha256(text: str) -> str:
     """The sha256 of a contract's text, as written in the module header and the manifest."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    # Strict UTF-8: the studio border (compiler.studio_border) refuses text with a lone surrogate,
+    # so one here is a bug that must fail, not a hash of text no module could hold.
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------- literals

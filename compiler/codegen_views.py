@@ -31,7 +31,7 @@ def ident(text: str) -> str:
     checked for collisions per module (`Names`)."""
     if len(text) <= 64 and _PLAIN_NAME.fullmatch(text):
         return text
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]  # strict: the border keeps lone surrogates out
     tail = "_".join(re.findall(r"[A-Za-z0-9]+", text, re.ASCII))[:32].strip("_")
     return f"0x{digest}" + (f"_{tail}" if tail else "")
 

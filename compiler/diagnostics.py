@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from skillc.compiler import ir
+from skillc.runtime.border import clean_text, has_surrogate
 
 Severity = Literal["error", "warning", "note"]
 
@@ -73,6 +74,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "SC503": ("warning", "status ACTIVE in another case: the record does not load"),
     "SC504": ("warning", "skill without a manual"),
     "SC505": ("warning", "skill.yaml field shadowed by the file beside it, or skill_key unlike the folder"),
+    "SC506": ("error", "studio text the border refuses (lone surrogate, not UTF-8, too long, too deep): the record is unreadable and dropped"),
     "SC601": ("warning", "(check --servers) a toolName no configured MCP server serves"),
     "SC602": ("warning", "(check --servers) a contract READ whose MCP tool says destructiveHint"),
     "SC603": ("note", "(check --servers) a contract WRITE whose MCP tool says readOnlyHint"),
@@ -122,6 +124,10 @@ def make_excerpt(text: str, line: int, column: int, end_line: int, end_column: i
     return f"{src}\n{indent}^{'~' * (width - 1)}"
 
 
+def _printable(text: str) -> str:
+    return clean_text(text, len(text)) if has_surrogate(text) else text
+
+
 def make(
     code: str,
     severity: Severity,
@@ -145,6 +151,10 @@ def make(
     else:
         line, column, end_line, end_column = span.line, span.column, span.end_line, span.end_column
     excerpt = make_excerpt(text, line, column, end_line, end_column) if text else ""
+    # A diagnostic quotes studio text (a key, a value, a source line): a lone surrogate there could
+    # not be printed or written as JSON, so it is shown as U+FFFD (SC506 reports the text itself).
+    message, excerpt = _printable(message), _printable(excerpt)
+    help, file, skill = (None if v is None else _printable(v) for v in (help, file, skill))
     return Diagnostic(
         code=code,
         severity=severity,

@@ -11,6 +11,7 @@ from typing import TypedDict
 from skillc.compiler import ir
 from skillc.compiler.diagnostics import Diagnostic, make
 from skillc.compiler.parse import parse_contract
+from skillc.compiler.studio_border import CODE as BORDER_CODE
 from skillc.compiler.validate import validate
 
 
@@ -28,8 +29,17 @@ class FrontendResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
+def refusal_diagnostic(r: ir.Refusal) -> Diagnostic:
+    """SC506 for a studio record the border refused (compiler.studio_border), at its position."""
+    span = ir.Span(line=r.line, column=r.column, end_line=r.line, end_column=r.end_column)
+    d = make(BORDER_CODE, "error", r.message, text=None, span=span, skill=r.key if r.kind == "skill" else None, file=r.file)
+    return d.model_copy(update={"excerpt": r.excerpt})
+
+
 def check_skill(profile: ir.SkillProfile) -> tuple[ir.Contract | None, list[Diagnostic]]:
     """Parse and validate one skill's contract; the contract is None if it must not load."""
+    if profile.source is not None and profile.source.refusal is not None:
+        return None, [refusal_diagnostic(profile.source.refusal)]  # its text is a cleaned copy: not read
     file = profile.source.contract_file if profile.source else None
     try:
         contract, diags = parse_contract(profile.skill_contract, skill=profile.skill_key, file=file)
@@ -129,4 +139,5 @@ def check_studio(studio: ir.Studio) -> FrontendResult:
     for agent in studio.agents:
         if agent.status == "ACTIVE":
             result.diagnostics += agent_diagnostics(agent, known, set(result.contracts))
+    result.diagnostics += [refusal_diagnostic(r) for r in studio.refused]  # agents left out at the border
     return result

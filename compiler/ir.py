@@ -325,11 +325,29 @@ class Contract(Node):
 # ---------------------------------------------------------------- studio records (§1)
 
 
+class Refusal(BaseModel):
+    """A studio record's text the border refused (runtime.border: a lone surrogate, bytes that are
+    not UTF-8, a text too long): where it stands and what was wrong. `excerpt` is the offending
+    source line made safe to print (empty when there is none to show)."""
+
+    kind: Literal["skill", "agent"]
+    key: str
+    message: str
+    file: str
+    line: int = 1
+    column: int = 1
+    end_column: int = 2
+    excerpt: str = ""
+
+
 class SourceRef(BaseModel):
     """Where a studio record came from: a file path, or a label such as `sqlite:db#skill_profile/3`."""
 
     origin: str
     contract_file: str | None = None  # the file the contract text's line/column refer to
+    # Set when the record's text cannot be kept: the skill's text fields are then cleaned copies
+    # and the front end rejects it with this refusal (SC506) without reading its contract.
+    refusal: Refusal | None = None
 
 
 class AgentProfile(BaseModel):
@@ -366,3 +384,6 @@ class Studio(BaseModel):
     agents: list[AgentProfile] = Field(default_factory=list)
     skills: list[SkillProfile] = Field(default_factory=list)
     origin: str = ""
+    # Agents whose text the border refused: dropped from `agents`, reported as SC506 by the front
+    # end and the build. (A refused skill stays in `skills`, rejected, so bindings to it resolve.)
+    refused: list[Refusal] = Field(default_factory=list)

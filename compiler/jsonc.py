@@ -20,6 +20,9 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from skillc.compiler import ir
 from skillc.compiler.diagnostics import Diagnostic, make
+from skillc.compiler.studio_border import CODE as BORDER_CODE
+from skillc.compiler.studio_border import LIMITS, contract_refusal, number_too_long
+from skillc.runtime.border import clean_text
 
 
 @dataclass(slots=True)
@@ -45,6 +48,14 @@ def _decode(t: Token) -> str:
     return s[1:-1] if "\\" not in s else json.loads(s)
 
 
+class _TooLong(Exception):
+    """An integer literal past the border's digit limit, raised from the parser's callback."""
+
+    def __init__(self, token: Token) -> None:
+        super().__init__(str(token)[:20])
+        self.token = token
+
+
 def _number(s: str) -> int | float:
     return int(s) if s.lstrip("-").isdigit() else float(s)
 
@@ -59,6 +70,8 @@ class _ToJ(Transformer):
         return J("string", _decode(c[0]), _tspan(c[0]))
 
     def number(self, c: list[Token]) -> J:
+        if number_too_long(c[0]):
+            raise _TooLong(c[0])  # int() would raise past Python's 4300 digits: refused at its token
         return J("number", _number(str(c[0])), _tspan(c[0]))
 
     def true(self, c: list[Token]) -> J:
@@ -237,12 +250,24 @@ def parse_json(text: str, *, skill: str | None = None, file: str | None = None) 
         span = ir.Span(line=1, column=1, end_line=1, end_column=2)
         return None, [make("SC101", "error", "skill_contract is empty (§16 rule 1)", text=text, span=span, skill=skill, file=file)]
     try:
-        return cast(J, _parser().parse(text)), []  # the inline transformer builds J; Lark types a tree
+        root = cast(J, _parser().parse(text))  # the inline transformer builds J; Lark types a tree
     except UnexpectedInput as exc:
         return None, [_syntax_error(text, exc, skill, file)]
+    except _TooLong as exc:
+        return None, [make(BORDER_CODE, "error", f"an integer over {LIMITS.max_int_digits} digits in the contract: "
+                           "the skill cannot be read and is dropped", text=text, span=_tspan(exc.token), skill=skill, file=file)]
     except RecursionError:
         span = ir.Span(line=1, column=1, end_line=1, end_column=2)
         return None, [make("SC101", "error", "invalid JSON: nested too deeply", text=text, span=span, skill=skill, file=file)]
+    # The border (runtime.border's limits) before anything recurses over the value or writes it
+    # out: a lone surrogate from a "\ud800" escape, nesting past 64, a number too long.
+    refused = contract_refusal(root)
+    if refused is not None:
+        message, span = refused
+        shown = clean_text(text, len(text))  # a raw lone surrogate in the excerpt could not be printed
+        return None, [make(BORDER_CODE, "error", f"{message}: the skill cannot be read and is dropped", text=shown,
+                           span=span, skill=skill, file=file)]
+    return root, []
 
 
 def plain(j: J) -> Any:

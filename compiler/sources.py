@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from skillc.compiler import ir
+from skillc.compiler import studio_border as sb
 from skillc.runtime.errors import SkillcError
 
 AGENT_FIELDS = ("agent_code", "agent_name", "identity_desc", "mission_desc", "boundary_desc", "style_desc", "principle_desc", "status")
@@ -63,7 +64,8 @@ def _active(status: Any) -> bool:
     return status == "ACTIVE"
 
 
-def _finish(agents: list[ir.AgentProfile], skills: list[ir.SkillProfile], all_keys: set[str], origin: str) -> ir.Studio:
+def _finish(agents: list[ir.AgentProfile], skills: list[ir.SkillProfile], all_keys: set[str], origin: str,
+            refused: list[ir.Refusal] | None = None) -> ir.Studio:
     """Keep ACTIVE records; drop agent bindings to skills that exist but are not ACTIVE."""
     active = [s for s in skills if _active(s.status)]
     active_keys = {s.skill_key for s in active}
@@ -72,7 +74,25 @@ def _finish(agents: list[ir.AgentProfile], skills: list[ir.SkillProfile], all_ke
     for a in agents:
         if _active(a.status):
             kept.append(a.model_copy(update={"skills": [k for k in a.skills if k not in inactive]}))
-    return ir.Studio(agents=kept, skills=active, origin=origin)
+    return ir.Studio(agents=kept, skills=active, origin=origin, refused=refused or [])
+
+
+def _skill(fields: dict[str, str], tools: list[str], source: ir.SourceRef, refusal: ir.Refusal | None) -> ir.SkillProfile:
+    """A skill record; one whose text the border refused keeps cleaned copies of its fields and
+    the refusal, so the front end rejects it (SC506) and agents bound to it still resolve."""
+    if refusal is None:
+        return ir.SkillProfile(**fields, tool_names=tools, source=source)
+    return ir.SkillProfile(**sb.clean_fields(fields), tool_names=list(sb.clean_fields({str(i): t for i, t in enumerate(tools)}).values()),
+                           source=source.model_copy(update={"refusal": refusal}))
+
+
+def _agent_refused(refusal: ir.Refusal | None, status: str, refused: list[ir.Refusal]) -> bool:
+    """True when the agent is refused (then left out; an ACTIVE one is reported as SC506)."""
+    if refusal is None:
+        return False
+    if status == "ACTIVE":
+        refused.append(refusal)
+    return True
 
 
 def _str_fields(data: dict[str, Any], fields: tuple[str, ...], where: str, *, lenient: bool = False) -> dict[str, str]:
@@ -105,8 +125,10 @@ def _str_list(value: Any, where: str, *, lenient: bool = False) -> list[str]:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
+    """A record's YAML mapping; `sb.Unreadable` when the file is not UTF-8 or too long (the record
+    is refused), SourceError when it is not YAML (the studio cannot be read)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(sb.read_file(path))
     except OSError as exc:
         raise SourceError(f"{path}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:
@@ -121,10 +143,54 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _read_text(path: Path) -> str:
+    """manual.md or contract.jsonc ("" when absent); `sb.Unreadable` when the border refuses it."""
     try:
-        return path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(f"{path}: cannot read: {exc}") from None
+        return sb.read_file(path)
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _yaml_place(path: Path) -> Any:
+    """Where a field of a YAML record stands (for a refusal's position)."""
+    from skillc.compiler.authoring import yaml_span
+
+    return lambda place: yaml_span(path, place, key=False)
+
+
+def _unreadable(kind: sb.Kind, key: str, path: Path, exc: sb.Unreadable) -> ir.Refusal:
+    span = ir.Span(line=exc.line, column=exc.column, end_line=exc.line, end_column=exc.column + 1)
+    return sb.refusal(kind, key, f"{path.name}: {exc.message}: the {kind} cannot be read and is dropped", str(path),
+                      text=exc.text, span=span if exc.text is not None else None)
+
+
+def _dir_skill(d: Path) -> ir.SkillProfile | None:
+    """One skills/<key>/ folder as a record (None for a stray folder without skill.yaml)."""
+    meta_path = d / "skill.yaml"
+    if not meta_path.exists():
+        return None
+    contract_path = d / "contract.jsonc"
+    source = ir.SourceRef(origin=str(meta_path), contract_file=str(contract_path))
+    key = d.name
+    if sb.problem(key) is not None:  # a folder name of bytes that are not UTF-8
+        return _skill({"skill_key": key}, [], source, sb.refusal(
+            "skill", key, f"{sb.problem(key)} in the folder name (the skill_key): the skill cannot be read and is dropped",
+            str(meta_path)))
+    try:
+        meta = _read_yaml(meta_path)
+    except sb.Unreadable as exc:
+        return _skill({"skill_key": key}, [], source, _unreadable("skill", key, meta_path, exc))
+    fields = _str_fields(meta, SKILL_FIELDS, str(meta_path), lenient=True)
+    fields["skill_key"] = key
+    tools = _str_list(meta.get("tools"), f"{meta_path}: tools", lenient=True)
+    refusal: ir.Refusal | None = sb.record_refusal("skill", key, fields, {"tools": tools}, str(meta_path), _yaml_place(meta_path))
+    # The files beside skill.yaml win over the same fields written inside it (SC505).
+    for field, path in (("skill_manual", d / "manual.md"), ("skill_contract", contract_path)):
+        try:
+            fields[field] = _read_text(path) or fields.get(field, "")
+        except sb.Unreadable as exc:
+            refusal = refusal or _unreadable("skill", key, path, exc)
+            fields[field] = ""
+    return _skill(fields, tools, source, refusal)
 
 
 def _load_directory(root: Path) -> ir.Studio:
@@ -136,29 +202,27 @@ def _load_directory(root: Path) -> ir.Studio:
         raise SourceError(f"{root}: not a studio directory (expected agents/ and skills/)")
     if skills_dir.is_dir():
         for d in sorted(p for p in skills_dir.iterdir() if p.is_dir()):
-            meta_path = d / "skill.yaml"
-            if not meta_path.exists():
-                continue  # a stray folder, not a skill
-            meta = _read_yaml(meta_path)
-            contract_path = d / "contract.jsonc"
-            fields = _str_fields(meta, SKILL_FIELDS, str(meta_path), lenient=True)
-            fields["skill_key"] = d.name
-            # The files beside skill.yaml win over the same fields written inside it (SC505).
-            fields["skill_manual"] = _read_text(d / "manual.md") or fields.get("skill_manual", "")
-            fields["skill_contract"] = _read_text(contract_path) or fields.get("skill_contract", "")
-            skills.append(ir.SkillProfile(
-                **fields,
-                tool_names=_str_list(meta.get("tools"), f"{meta_path}: tools", lenient=True),
-                source=ir.SourceRef(origin=str(meta_path), contract_file=str(contract_path)),
-            ))
+            skill = _dir_skill(d)
+            if skill is not None:
+                skills.append(skill)
+    refused: list[ir.Refusal] = []
     if agents_dir.is_dir():
         for f in sorted(agents_dir.glob("*.yaml")):
-            data = _read_yaml(f)
+            refusal = None
+            try:
+                data = _read_yaml(f) if sb.problem(f.stem) is None else {}
+            except sb.Unreadable as exc:
+                data, refusal = {}, _unreadable("agent", f.stem, f, exc)
             fields = _str_fields(data, AGENT_FIELDS, str(f), lenient=True)
             fields.setdefault("agent_code", f.stem)
-            agents.append(ir.AgentProfile(**fields, skills=_str_list(data.get("skills"), f"{f}: skills", lenient=True),
-                                          source=ir.SourceRef(origin=str(f))))
-    return _finish(agents, skills, {s.skill_key for s in skills}, str(root))
+            names = _str_list(data.get("skills"), f"{f}: skills", lenient=True)
+            if sb.problem(f.stem) is not None:
+                refusal = sb.refusal("agent", f.stem, f"{sb.problem(f.stem)} in the file name (the agent_code): the agent "
+                                     "cannot be read and is dropped", str(f))
+            refusal = refusal or sb.record_refusal("agent", fields["agent_code"], fields, {"skills": names}, str(f), _yaml_place(f))
+            if not _agent_refused(refusal, fields.get("status", "ACTIVE"), refused):
+                agents.append(ir.AgentProfile(**fields, skills=names, source=ir.SourceRef(origin=str(f))))
+    return _finish(agents, skills, {s.skill_key for s in skills}, str(root), refused)
 
 
 # ---------------------------------------------------------------- SQLite
@@ -170,6 +234,9 @@ def _load_sqlite(path: Path) -> ir.Studio:
     except sqlite3.Error as exc:
         raise SourceError(f"{path}: cannot open as SQLite: {exc}") from None
     con.row_factory = sqlite3.Row
+    # Bytes that are not UTF-8 in a TEXT column would fail the whole query; decoded with
+    # surrogateescape they reach the border below, which refuses that one record (SC506).
+    con.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
     try:
         try:
             agent_rows = con.execute("SELECT * FROM agent_profile ORDER BY id").fetchall()
@@ -190,19 +257,26 @@ def _load_sqlite(path: Path) -> ir.Studio:
         fields = {f: "" if row.get(f) is None else str(row[f]) for f in SKILL_FIELDS if f in row}
         if not fields.get("skill_key"):
             raise SourceError(f"{path}: skill_profile row id={row.get('id')} has no skill_key")
-        key_of[row["id"]] = fields["skill_key"]
-        label = f"{path}#{fields['skill_key']}"
-        skills.append(ir.SkillProfile(**fields, tool_names=tools.get(row["id"], []), source=ir.SourceRef(origin=f"{path}#skill_profile/{row['id']}", contract_file=label)))
+        origin = f"{path}#skill_profile/{row['id']}"
+        names = tools.get(row["id"], [])
+        refusal = sb.record_refusal("skill", fields["skill_key"], fields, {"tools": names}, origin)
+        skill = _skill(fields, names, ir.SourceRef(origin=origin, contract_file=f"{path}#{fields['skill_key']}"), refusal)
+        key_of[row["id"]] = skill.skill_key
+        skills.append(skill)
     bound: dict[int, list[str]] = {}
     for r in ask:
         if r["skill_id"] in key_of:
             bound.setdefault(r["agent_id"], []).append(key_of[r["skill_id"]])
     agents = []
+    refused: list[ir.Refusal] = []
     for r in agent_rows:
         row = {k: r[k] for k in r.keys()}
         fields = {f: "" if row.get(f) is None else str(row[f]) for f in AGENT_FIELDS if f in row}
-        agents.append(ir.AgentProfile(**fields, skills=bound.get(row["id"], []), source=ir.SourceRef(origin=f"{path}#agent_profile/{row['id']}")))
-    return _finish(agents, skills, set(key_of.values()), str(path))
+        origin = f"{path}#agent_profile/{row['id']}"
+        refusal = sb.record_refusal("agent", fields.get("agent_code", ""), fields, {}, origin)
+        if not _agent_refused(refusal, fields.get("status", "ACTIVE"), refused):
+            agents.append(ir.AgentProfile(**fields, skills=bound.get(row["id"], []), source=ir.SourceRef(origin=origin)))
+    return _finish(agents, skills, set(key_of.values()), str(path), refused)
 
 
 def write_studio_sqlite(studio: ir.Studio, path: str | os.PathLike[str]) -> None:
@@ -261,15 +335,22 @@ def studio_from_mapping(data: dict[str, Any], *, origin: str) -> ir.Studio:
         if not isinstance(contract, str):
             raise SourceError(f"{where}: contract must be the contract's text (a YAML block string)")
         fields["skill_contract"] = contract
-        skills.append(ir.SkillProfile(**fields, tool_names=_str_list(s.get("tools"), f"{where}.tools"),
-                                      source=ir.SourceRef(origin=where, contract_file=f"{origin}#{fields['skill_key']}")))
+        names = _str_list(s.get("tools"), f"{where}.tools")
+        # No positions in a mapping: a refusal points at line 1 of the origin and names the field.
+        refusal = sb.record_refusal("skill", fields["skill_key"], fields, {"tools": names}, f"{origin}#studio.skills[{i}]")
+        skills.append(_skill(fields, names, ir.SourceRef(origin=where, contract_file=f"{origin}#{fields['skill_key']}"), refusal))
     agents = []
+    refused: list[ir.Refusal] = []
     for i, a in enumerate(raw_agents):
         where = f"{origin}: studio.agents[{i}]"
         if not isinstance(a, dict) or not a.get("agent_code"):
             raise SourceError(f"{where}: an agent needs an agent_code")
-        agents.append(ir.AgentProfile(**_str_fields(a, AGENT_FIELDS, where), skills=_str_list(a.get("skills"), f"{where}.skills"), source=ir.SourceRef(origin=where)))
-    return _finish(agents, skills, {s.skill_key for s in skills}, origin)
+        fields = _str_fields(a, AGENT_FIELDS, where)
+        names = _str_list(a.get("skills"), f"{where}.skills")
+        refusal = sb.record_refusal("agent", fields["agent_code"], fields, {"skills": names}, f"{origin}#studio.agents[{i}]")
+        if not _agent_refused(refusal, fields.get("status", "ACTIVE"), refused):
+            agents.append(ir.AgentProfile(**fields, skills=names, source=ir.SourceRef(origin=where)))
+    return _finish(agents, skills, {s.skill_key for s in skills}, origin, refused)
 
 
 def load_studio(source: str | os.PathLike[str]) -> ir.Studio:

@@ -88,4 +88,4 @@ def run(args: argparse.Namespace) -> int:
             f"{len(result.written)} files written, {len(result.removed)} removed; "
             f"{totals['error']} errors, {totals['warning']} warnings"
         )
-    return 1 if result.rejected else 0
+    return 1 if result.rejected or totals["error"] else 0  # an agent the border refused is an error too
