@@ -273,12 +273,15 @@ def test_a_studio_given_as_data_is_checked_too(tmp_path: Path, capsys: pytest.Ca
     assert set(load_compiled(str(tmp_path / "out")).skills) == {"good"}
 
 
-def test_nothing_downstream_encodes_a_surrogate_quietly() -> None:
+def test_nothing_downstream_encodes_a_surrogate_quietly(tmp_path: Path) -> None:
     """The crutches are gone: a lone surrogate past the border fails loudly at the encode."""
-    from skillc.compiler import codegen
-    from skillc.compiler.build import file_stem
+    from skillc.compiler import ir
+    from skillc.compiler.build import compile_studio, file_stem
 
     with pytest.raises(UnicodeEncodeError):
-        codegen.contract_sha256('{"a": "\ud800"}')
-    with pytest.raises(UnicodeEncodeError):
         file_stem("KEY\ud800")
+    contract = (STUDIO / "skills" / TAG / "contract.jsonc").read_text(encoding="utf-8")
+    sneaked = ir.Studio(skills=[ir.SkillProfile(skill_key="k", skill_name="x\ud800", skill_contract=contract,
+                                                tool_names=["cms_tag_add", "cms_tag_find"])])
+    with pytest.raises(UnicodeEncodeError):  # past the border (built directly): the build fails, writes nothing bad
+        compile_studio(sneaked, tmp_path / "out")
