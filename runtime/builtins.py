@@ -206,7 +206,7 @@ def _source_problem(env: SessionEnv, node: NodeState, spec: Any, value: Any, sou
     if source == Source.EVIDENCE:
         if not ref:
             return ErrorName.EVIDENCE_PATH_INVALID, "sourceRef (the evidence id) is empty"
-        ev = env.evidence.get(str(ref))
+        ev = env.find_evidence(str(ref))
         if ev is None or not ev.completed:  # §9: evidence is a business-successful call (empty counts)
             return ErrorName.SOURCE_REJECT, f"no successful evidence {ref}"
         found = get_path(ev.response, parse_path(str(path or "")))
@@ -243,7 +243,7 @@ async def evidence_get(env: SessionEnv, node: NodeState, args: dict[str, Any]) -
     eid = str(args.get("evidenceId") or "").strip()
     if not eid:
         return reject(ErrorName.EVIDENCE_PATH_INVALID, "evidenceId is empty", "give an evidence id such as e1")
-    ev = env.evidence.get(eid)
+    ev = env.find_evidence(eid)
     if ev is None:
         return reject(ErrorName.EVIDENCE_PATH_INVALID, f"no evidence {eid}", None)
     return CallResult(ok=True, data={"tool": ev.tool, "status": ev.status, "businessOk": ev.business_ok,

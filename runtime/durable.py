@@ -25,7 +25,7 @@ from typing import Any
 
 from skillc.runtime.errors import SessionBusy, SessionUnavailable
 from skillc.runtime.evidence import reopen
-from skillc.runtime.state import SessionState, TaskState
+from skillc.runtime.state import Evidence, SessionState, TaskState
 from skillc.runtime.store.base import (
     LeaseLost,
     ReplyRecord,
@@ -54,6 +54,18 @@ def attach_evidence(task: TaskState | None, evidence: dict[str, Any]) -> TaskSta
     for node_id, node in task.nodes.items():
         node.evidence = [eid for _, eid in sorted(lists.get(node_id, []))]
     return task
+
+
+def load_held(store: Any, state: SessionState) -> tuple[dict[str, Evidence], TaskState | None]:
+    """What a session holds in memory besides its state: its active task (node evidence lists
+    attached) and the evidence a turn can reach: the active task's (§9: a node sees its own and
+    its upstream nodes' evidence) and every write still unsettled (decision 7). Earlier tasks'
+    records stay in the store (`Session.find_evidence` reads one when asked by id), so reopening
+    a session costs the same at turn 1,000 as at turn 10."""
+    task = store.get_task(state.id, state.active_task) if state.active_task else None
+    since = (task.evidence_from if task is not None else state.next_evidence)
+    evidence = {e.id: e for e in store.evidence_of(state.id, since=since)}
+    return evidence, attach_evidence(task, evidence)
 
 
 class Durability:
@@ -132,8 +144,7 @@ class Durability:
             state = store.get_session(s.id)
             if state is None:  # never committed: start again from nothing stored
                 state = SessionState(id=s.id, platform=dict(s.session.platform))
-            evidence = {e.id: e for e in store.evidence_of(s.id)}
-            task = attach_evidence(store.get_task(s.id, state.active_task) if state.active_task else None, evidence)
+            evidence, task = load_held(store, state)
         except StoreUnavailable:
             self.stale = True
             raise

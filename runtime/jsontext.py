@@ -28,8 +28,10 @@ except ImportError:  # pragma: no cover - exercised only without orjson installe
 
 _STD_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
 _STD_DECODE = json.JSONDecoder().decode
-_LONG_NUMBER = re.compile(r"\d{19}")  # past 64 bits is 20 digits; 19 leaves a margin
-_LONG_NUMBER_BYTES = re.compile(rb"\d{19}")
+# A run of 19 ASCII digits (past 64 bits is 20; 19 leaves a margin), found by mapping every byte
+# to 1 (a digit) or 0 and looking for 19 ones: a tenth of what a regular expression costs.
+_DIGITS = bytes(1 if 48 <= b <= 57 else 0 for b in range(256))
+_LONG_RUN = b"\x01" * 19
 _OPTIONS = 0 if orjson is None else (orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
                                      | orjson.OPT_PASSTHROUGH_DATACLASS)
 
@@ -48,10 +50,16 @@ def loads_exact(text: str | bytes) -> Any:
     """The value of JSON text read by orjson, which refuses lone surrogates, NaN, Infinity and
     numbers past a double; `ValueError` for those, for text holding a long integer (orjson would
     read it as a float), for text that is not JSON, and when orjson is not installed."""
-    long_number = _LONG_NUMBER if isinstance(text, str) else _LONG_NUMBER_BYTES
-    if orjson is None or long_number.search(text) is not None:  # type: ignore[arg-type]
+    if orjson is None or _has_long_number(text):
         raise ValueError("left to the standard library")
     return orjson.loads(text)  # orjson.JSONDecodeError is a ValueError
+
+
+def _has_long_number(text: str | bytes) -> bool:
+    """True when `text` holds 19 ASCII digits in a row (in a number, or anywhere: a string of
+    digits only sends the text the slower way)."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return _LONG_RUN in data.translate(_DIGITS)
 
 
 def loads(text: str | bytes) -> Any:

@@ -71,6 +71,10 @@ class SessionEnv(Protocol):
         """Mark an evidence record changed: it is written at the next `save`."""
         ...
 
+    def find_evidence(self, evidence_id: str) -> Evidence | None:
+        """An evidence record by id: held in memory, else an earlier task's from the store."""
+        ...
+
     async def call_tool(self, node: NodeState, tool: str, args: dict[str, Any]) -> CallOutcome:
         """Call a business tool through the gateway on behalf of `node` (`mcp.invoked` names it)."""
         ...

@@ -25,8 +25,8 @@ from skillc.runtime.lifecycle import FINAL, finish_node, question_of
 from skillc.runtime.model.base import Model, ModelError
 from skillc.runtime.node import run_confirmed
 from skillc.runtime.planner import PlanningFailed, choose_skills, plan, route
-from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
-from skillc.runtime.durable import Durability, attach_evidence
+from skillc.runtime.state import OPEN_STATUSES, Evidence, NodeState, SessionState, TaskState
+from skillc.runtime.durable import Durability, load_held
 from skillc.runtime.store import Store
 from skillc.runtime.store.base import ReplyRecord, StoreConflict, StoreError
 from skillc.runtime.store.base import Store as StoreProtocol
@@ -110,10 +110,9 @@ class Runtime:
             return session
         if platform:
             state.platform = dict(platform)
-        evidence = {e.id: e for e in self.store.evidence_of(state.id)}
+        evidence, task = load_held(self.store, state)
         session = Session(self, state, evidence)
-        if state.active_task:
-            session.task = attach_evidence(self.store.get_task(state.id, state.active_task), evidence)
+        session.task = task
         # with the lease free, what a dead process left (STARTED writes) is settled now;
         # otherwise by this session's first turn, under the lease
         session._durable.try_recover()
@@ -175,7 +174,8 @@ class Session:
         return out
 
     def state(self) -> dict[str, Any]:
-        """A read-only summary: turn, tasks with node states, session values, entities, evidence."""
+        """A read-only summary: turn, tasks with node states, session values, entities, the active
+        task's evidence (and any unsettled write), pending question."""
         task = self.task
         return {
             "session": self.session.id,
@@ -187,8 +187,11 @@ class Session:
                               "target": task.nodes[n].target} for n in task.order}},
             "values": dict(self.session.values),
             "entities": list(self.session.entities),
+            # the active task's evidence and any unsettled write: what a turn can reach (the
+            # session's whole record is GET /api/sessions/{id}/evidence, read from the store)
             "evidence": {e.id: {"tool": e.tool, "status": e.status, "business_ok": e.business_ok}
-                         for e in self.evidence.values()},
+                         for e in self.evidence.values()
+                         if (task is not None and e.task == task.id) or e.status in OPEN_STATUSES},
             "pending": self.pending(),
         }
 
@@ -276,6 +279,14 @@ class Session:
             return False
         pool = self.session.values if prefix == "session" else (self.task.shared if self.task else {})
         return has_value(get_path(pool, tuple(tuple(p) for p in parts)))
+
+    def find_evidence(self, evidence_id: str) -> Evidence | None:
+        """An evidence record by id: held in memory, else an earlier task's from the store
+        (a reopened session holds only its active task's, see durable.load_held)."""
+        held = self.evidence.get(evidence_id)
+        if held is not None or not evidence_id:
+            return held
+        return self.rt.store.evidence_record(self.session.id, evidence_id)
 
     def put_evidence(self, ev: Evidence) -> None:
         """Mark an evidence record changed."""
@@ -391,7 +402,8 @@ class Session:
     async def _new_task(self, message: str, chosen: str | None = None) -> Reply:
         tid = f"t{self.session.next_task}"
         self.session.next_task += 1
-        self.task = TaskState(id=tid, session=self.session.id, agent="", message=message, turn=self.session.turn)
+        self.task = TaskState(id=tid, session=self.session.id, agent="", message=message, turn=self.session.turn,
+                              evidence_from=self.session.next_evidence)
         self.session.tasks.append(tid)
         self.session.active_task = tid
         if chosen is None:

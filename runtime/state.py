@@ -118,6 +118,7 @@ class TaskState:
     counters: dict[str, int] = field(default_factory=dict)
     reason: str | None = None
     turn: int = 0
+    evidence_from: int = 0  # the session's next evidence number when the task began (0: unknown)
 
 
 @dataclass

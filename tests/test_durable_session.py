@@ -371,3 +371,73 @@ def test_concurrent_first_opens_of_a_new_store(tmp_path: Path) -> None:
     assert [p.returncode for p in procs] == [0] * 6, [o[1][-500:] for o in outs]
     from skillc.runtime.store import SCHEMA_VERSION
     assert {o[0].strip() for o in outs} == {str(SCHEMA_VERSION)}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_reopened_session_holds_its_active_tasks_evidence_only(compiled: Path, tmp_path: Path,
+                                                                 backend: str) -> None:
+    # Reopening (a restart, another worker taking the session) must not read every record the
+    # session ever made: earlier tasks' evidence stays in the store, still found by id.
+    from skillc.runtime import builtins
+
+    world = World(compiled, tmp_path, BYPASS, backend)
+
+    def booking(k: int) -> tuple[str, list[dict[str, Any]]]:
+        ref = f"R-70{k:02d}"
+        return f"Book 420 under reference {ref}", [
+            {"call": {"tool": "ledger_post", "args": {"ref": ref, "amount": 420}}},
+            {"call": {"tool": "builtin_node_finish", "args": {"output": f"Booked {ref}"}}}]
+
+    async def go() -> tuple[Any, ...]:
+        runtime, model, gateway = await world.runtime()
+        try:
+            s = await runtime.open_session(PLATFORM, session_id="s1")
+            for k in (1, 2, 3):
+                text, script = booking(k)
+                model.load_turn(script)
+                assert f"R-70{k:02d}" in (await s.send(text)).text
+            held_before = sorted(s.evidence)
+        finally:
+            await gateway.aclose()
+        other_rt, _, other_gw = await world.runtime()
+        try:
+            again = await other_rt.open_session(PLATFORM, session_id="s1")
+            task = again.task
+            node = task.nodes[task.order[-1]]
+            earlier = await builtins.evidence_get(again, node, {"evidenceId": "e1"})
+            return held_before, sorted(again.evidence), again.state()["evidence"], again.find_evidence("e1"), \
+                earlier, node.evidence
+        finally:
+            await other_gw.aclose()
+
+    held_before, held, state_evidence, first, earlier, node_evidence = asyncio.run(go())
+    assert held_before == ["e1", "e2", "e3"]  # this process made them all
+    assert held == ["e3"] and list(state_evidence) == ["e3"] and node_evidence == ["e3"]
+    assert first is not None and first.task == "t1" and first.args["ref"] == "R-7001"
+    assert earlier.ok and earlier.data["status"] == "SUCCESS"
+    assert posts(world.records) == 3
+
+
+def test_a_task_stored_before_its_first_evidence_number_was_kept_loads_every_record(compiled: Path,
+                                                                                     tmp_path: Path) -> None:
+    # A task document written by an earlier version has no `evidence_from`: all evidence is read.
+    world = World(compiled, tmp_path, BYPASS)
+
+    async def go() -> list[str]:
+        runtime, model, gateway = await world.runtime()
+        try:
+            s = await runtime.open_session(PLATFORM, session_id="s1")
+            for ref in ("R-7001", "R-7002"):
+                model.load_turn([{"call": {"tool": "ledger_post", "args": {"ref": ref, "amount": 420}}}, FINISH])
+                await s.send(f"Book 420 under reference {ref}")
+        finally:
+            await gateway.aclose()
+        with sqlite3.connect(world.store_path) as db:
+            db.execute("UPDATE tasks SET doc = json_remove(doc, '$.evidence_from')")
+        other_rt, _, other_gw = await world.runtime()
+        try:
+            return sorted((await other_rt.open_session(PLATFORM, session_id="s1")).evidence)
+        finally:
+            await other_gw.aclose()
+
+    assert asyncio.run(go()) == ["e1", "e2"]

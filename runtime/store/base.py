@@ -189,8 +189,13 @@ class Store(Protocol):
     def open_tasks(self, session_id: str) -> list[TaskState]:
         """Tasks of the session that are neither DONE, FAILED nor CANCELLED."""
 
-    def evidence_of(self, session_id: str) -> list[Evidence]:
-        """All evidence of a session in creation order."""
+    def evidence_of(self, session_id: str, since: int = 0) -> list[Evidence]:
+        """Evidence of a session in creation order: all of it, or with `since` the records
+        numbered `since` or later and every write still unsettled (STARTED, UNKNOWN,
+        UNKNOWN_PRE_CALL), whatever its number: what a reopened session holds in memory."""
+
+    def evidence_record(self, session_id: str, evidence_id: str) -> Evidence | None:
+        """One evidence record by id, or None."""
 
     def last_reply(self, session_id: str) -> ReplyRecord | None:
         """The reply of the session's latest stored turn, or None."""

@@ -11,7 +11,7 @@ from dataclasses import MISSING, fields
 from typing import Any
 
 from skillc.runtime import jsontext
-from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc
+from skillc.runtime.state import OPEN_STATUSES, Evidence, NodeState, SessionState, TaskState, node_from_doc
 from skillc.runtime.store.base import ReplyRecord, StoreCorrupt
 
 # Every document through one encoder and decoder (runtime/jsontext.py: orjson where it is exact).
@@ -179,11 +179,22 @@ class RowReads:
                           "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,))
         return [task_from(session_id, tid, doc) for tid, doc in rows]
 
-    def evidence_of(self, session_id: str) -> list[Evidence]:
-        """All evidence of a session in creation order."""
-        rows = self._read(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? ORDER BY seq",
-                          (session_id,))
+    def evidence_of(self, session_id: str, since: int = 0) -> list[Evidence]:
+        """Evidence of a session in creation order (see base.Store.evidence_of)."""
+        if since <= 1:
+            rows = self._read(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? ORDER BY seq",
+                              (session_id,))
+        else:
+            rows = self._read(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? AND (seq >= ? "
+                              f"OR status IN ({', '.join(repr(s) for s in OPEN_STATUSES)})) ORDER BY seq",
+                              (session_id, since))
         return [evidence_from(session_id, eid, doc) for eid, doc in rows]
+
+    def evidence_record(self, session_id: str, evidence_id: str) -> Evidence | None:
+        """One evidence record by id, or None."""
+        rows = self._read(session_id, f"evidence {evidence_id}", "SELECT id, doc FROM evidence WHERE session = ? "
+                          "AND id = ?", (session_id, evidence_id))
+        return evidence_from(session_id, rows[0][0], rows[0][1]) if rows else None
 
     def last_reply(self, session_id: str) -> ReplyRecord | None:
         """The reply of the latest stored turn."""

@@ -277,3 +277,20 @@ def test_a_failed_unit_does_not_leave_history_counts_behind(store_factory: Facto
     with a.unit("s1") as uow:
         uow.put_session(s, 4.0)
     assert [m["text"] for m in store_factory().get_session("s1").user_messages] == ["b1", "b2", "a3"]
+
+
+def test_evidence_since_a_number_keeps_every_unsettled_write(store_factory: Factory) -> None:
+    # what a reopened session holds: the active task's records (numbered `since` or later) and
+    # any write still unsettled, however old; an earlier record is still read by its id
+    store = store_factory()
+    statuses = ["SUCCESS", "STARTED", "FAILED", "UNKNOWN", "SUCCESS", "UNKNOWN_PRE_CALL", "SUCCESS"]
+    with store.unit("s1") as uow:
+        uow.put_session(_session(), 1.0)
+        for i, status in enumerate(statuses, 1):
+            uow.put_evidence("s1", Evidence(id=f"e{i}", task="t1" if i < 6 else "t2", node="n1", tool="w",
+                                            args={}, status=status, seq=i))
+    assert [e.id for e in store.evidence_of("s1")] == [f"e{i}" for i in range(1, 8)]
+    assert [e.id for e in store.evidence_of("s1", since=6)] == ["e2", "e4", "e6", "e7"]
+    assert [e.id for e in store.evidence_of("s1", since=99)] == ["e2", "e4", "e6"]
+    assert store.evidence_record("s1", "e1").status == "SUCCESS"
+    assert store.evidence_record("s1", "e42") is None and store.evidence_record("s2", "e1") is None
