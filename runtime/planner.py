@@ -174,59 +174,71 @@ def insert_providers(env: SessionEnv, agent: str, nodes: list[PlannedNode]) -> l
     same way (a provider of a provider runs first). Inserted ids are `p1, p2, …`, skipping any id
     the plan already uses.
     """
-    out: list[PlannedNode] = []
-    by_skill: dict[str, str] = {}
+    placement = _Providers(env, agent, nodes)
     for n in nodes:
-        by_skill.setdefault(n.skill, n.node)
-    taken = {n.node for n in nodes}
-    skills = set(env.agent_skills(agent))
-    planned = {n.node: n for n in nodes}
+        placement.place(n, frozenset({n.skill}))
+    return placement.out
 
-    def reaches(start: str, goal: str) -> bool:
+
+class _Providers:
+    """One plan's provider insertion: the nodes placed so far, by id and by skill."""
+
+    def __init__(self, env: SessionEnv, agent: str, nodes: list[PlannedNode]) -> None:
+        self.env, self.agent = env, agent
+        self.out: list[PlannedNode] = []  # providers first, each node after what it depends on
+        self.by_skill: dict[str, str] = {}
+        for n in nodes:
+            self.by_skill.setdefault(n.skill, n.node)
+        self.taken = {n.node for n in nodes}
+        self.skills = set(env.agent_skills(agent))
+        self.planned = {n.node: n for n in nodes}
+
+    def place(self, n: PlannedNode, chain: frozenset[str]) -> None:
+        """Give `n` a dependency on a provider of each input that needs one, then append it."""
+        for link in self.env.provider_inputs(self.agent, n.skill):
+            provider = link.provider
+            # the template's skills are the compile-time ones: a provider since unloaded is unavailable too
+            if link.reason is not None or provider not in self.skills:
+                why = " (providers form a cycle)" if link.reason == "cycle" else ""
+                raise PlanningFailed(ErrorName.PROVIDER_UNAVAILABLE,
+                                     f"input {link.input} of {n.skill} needs provider {provider}, which this agent cannot run{why}")
+            if link.prefix in ("shared", "session") and self.env.value_exists(link.prefix, link.share_key):
+                continue
+            if provider in self.by_skill:
+                pid = self.by_skill[provider]
+                if pid not in n.deps and pid != n.node and not self.reaches(pid, n.node):
+                    n.deps.append(pid)
+                continue
+            if provider in chain:  # the template is a DAG; a hand-edited one must not recurse forever
+                continue
+            n.deps.append(self.insert(provider, chain))
+        self.out.append(n)
+
+    def insert(self, provider: str, chain: frozenset[str]) -> str:
+        """A new provider node (its own providers placed first); its id."""
+        k = 1
+        while f"p{k}" in self.taken:
+            k += 1
+        pid = f"p{k}"
+        self.taken.add(pid)
+        pn = PlannedNode(pid, provider, resolve_target(self.env.skill_module(provider), None), [], "provider")
+        self.planned[pid] = pn
+        self.by_skill[provider] = pid
+        self.place(pn, chain | {provider})
+        return pid
+
+    def reaches(self, start: str, goal: str) -> bool:
         """`goal` is upstream of `start` already (a new edge goal -> start would close a cycle)."""
         seen, stack = set(), [start]
         while stack:
             cur = stack.pop()
             if cur == goal:
                 return True
-            if cur in seen or cur not in planned:
+            if cur in seen or cur not in self.planned:
                 continue
             seen.add(cur)
-            stack.extend(planned[cur].deps)
+            stack.extend(self.planned[cur].deps)
         return False
-
-    def place(n: PlannedNode, chain: frozenset[str]) -> None:
-        for link in env.provider_inputs(agent, n.skill):
-            provider = link.provider
-            # the template's skills are the compile-time ones: a provider since unloaded is unavailable too
-            if link.reason is not None or provider not in skills:
-                why = " (providers form a cycle)" if link.reason == "cycle" else ""
-                raise PlanningFailed(ErrorName.PROVIDER_UNAVAILABLE,
-                                     f"input {link.input} of {n.skill} needs provider {provider}, which this agent cannot run{why}")
-            if link.prefix in ("shared", "session") and env.value_exists(link.prefix, link.share_key):
-                continue
-            if provider in by_skill:
-                pid = by_skill[provider]
-                if pid not in n.deps and pid != n.node and not reaches(pid, n.node):
-                    n.deps.append(pid)
-                continue
-            if provider in chain:  # the template is a DAG; a hand-edited one must not recurse forever
-                continue
-            k = 1
-            while f"p{k}" in taken:
-                k += 1
-            pid = f"p{k}"
-            taken.add(pid)
-            pn = PlannedNode(pid, provider, resolve_target(env.skill_module(provider), None), [], "provider")
-            planned[pid] = pn
-            by_skill[provider] = pid
-            place(pn, chain | {provider})
-            n.deps.append(pid)
-        out.append(n)
-
-    for n in nodes:
-        place(n, frozenset({n.skill}))
-    return out
 
 
 class _Obj:
