@@ -117,7 +117,17 @@ def session_fields(text: Any, session: str) -> dict[str, Any]:
 
 
 def history_items(rows: Iterable[tuple[int, Any]], session: str, table: str) -> list[dict[str, Any]]:
-    """The documents of a history table's (seq, doc) rows (messages, entities), each an object."""
+    """The documents of a history table's (seq, doc) rows (messages, entities), each an object.
+    Read as one JSON array (a session holds thousands); when that is not exactly one object per
+    row, row by row, so a damaged row is named."""
+    rows = list(rows)
+    if all(isinstance(text, str) for _, text in rows):
+        try:
+            items = DECODE("[" + ",".join(text for _, text in rows) + "]")
+        except (ValueError, RecursionError):
+            items = None
+        if isinstance(items, list) and len(items) == len(rows) and all(isinstance(i, dict) for i in items):
+            return items
     items = [decode(text, session, f"{table} {n}") for n, text in rows]
     if not all(isinstance(i, dict) for i in items):
         raise StoreCorrupt(session, table, "an item is not an object")
