@@ -156,6 +156,8 @@ def _arg_note(param: str, arg: ir.ArgContract, sources: Sequence[str]) -> Code:
 
 
 def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code]) -> _ArgView:
+    """The view of one argument's check; the module-level constants it needs (its ParamIssues and
+    enum set) are appended to `consts` in the order the template writes them."""
     parts = parts_of(arg.path.parts) if arg.path.parts else (("k", param),)
     sources = list(dict.fromkeys(arg.sources))
     view = _ArgView(
@@ -164,11 +166,36 @@ def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: 
         parts=literal(parts),
         has_each=_has_each(parts),
         required=arg.required,
+        read=_read_code(parts),
     )
+    _set_binding(view, arg, parts)
+    view.model_allowed = "MODEL" in sources
+    if not view.bound:
+        view.matchers = _matchers(param, sources)
+    if arg.required:
+        _set_missing_issue(view, names, tool, param, arg, consts)
+    if arg.enum:
+        view.enum_name = _allowed_set(names, tool, param, arg, consts)
+    view.meta = _arg_meta(view, param, parts, arg, sources)
+    if not view.model_allowed:
+        _set_provenance_issue(view, names, tool, param, arg, "USER" in sources, consts)
+    if arg.enum:
+        definition, view.enum_issue = _issue(names, tool, param, "ENUM", "ASK_USER", arg.label)
+        consts.append(definition)
+    return view
+
+
+def _read_code(parts: tuple) -> Code:
+    """Code reading the argument's value from `args`: a plain top-level key is a dict lookup
+    (what get_path would do on one member, without the call)."""
     if len(parts) == 1 and parts[0][0] == "k":
-        view.read = Code(f"args.get({literal(parts[0][1])}, rt.MISSING)")  # get_path on one member
-    else:
-        view.read = Code(f"rt.get_path(args, {literal(parts)})")
+        return Code(f"args.get({literal(parts[0][1])}, rt.MISSING)")
+    return Code(f"rt.get_path(args, {literal(parts)})")
+
+
+def _set_binding(view: _ArgView, arg: ir.ArgContract, parts: tuple) -> None:
+    """How the runtime fills the argument (§5.2, §5.4): a constant, a value read from its `from`
+    expression, or an array template copying item by item when both paths hold `[]`."""
     expr = arg.from_
     if arg.has_const:
         view.bind_kind, view.const, view.bind_source = "const", literal(arg.const), literal("CONTRACT")
@@ -184,37 +211,55 @@ def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: 
         else:
             view.bind_kind, view.bind_code = "value", expr_code(expr)
     view.bound = arg.has_const or expr is not None
-    view.model_allowed = "MODEL" in sources
-    user_allowed = "USER" in sources
-    if not view.bound:
-        for s in sources:
-            if s == "MODEL":
-                break
-            if s in _MATCHER:
-                keyword = Code("elif" if view.matchers else "if")
-                view.matchers.append((keyword, literal(s), Code(_MATCHER[s].format(p=literal(param)))))
-    m = arg.missing
-    if arg.required:
-        issue = None
-        if m.action == "ASK_USER":
-            issue = _issue(names, tool, param, "MISSING", "ASK_USER", arg.label)
-        elif m.action == "CALL_TOOL" and m.tool:
-            issue = _issue(names, tool, param, "MISSING", "CALL_TOOL", arg.label, tool=m.tool)
-        elif m.action == "FAIL":
-            issue = _issue(names, tool, param, "MISSING", "FAIL", arg.label, message=m.message)
-        if issue is not None:
-            consts.append(issue[0])
-            view.missing_issue = issue[1]
-            view.missing_note = _note(m.action, "(§5.5)") if m.action != "CALL_TOOL" else _note("CALL_TOOL", comment(m.tool), "(§5.5)")
-    if arg.enum:
-        from skillc.runtime import support as rt
 
-        keys = sorted({rt.enum_key(v) for v in arg.enum}, key=repr)
-        view.enum_name = names.make(("enum", tool, param), ident(tool), ident(param), "ALLOWED")
-        consts.append(Code(f"{view.enum_name} = frozenset({literal(keys)})"))
+
+def _matchers(param: str, sources: Sequence[str]) -> list[tuple[Code, Code, Code]]:
+    """The if/elif chain testing an unbound value against each legal source in contract order
+    (§5.3); sources after MODEL are never reached, since MODEL accepts any value."""
+    matchers: list[tuple[Code, Code, Code]] = []
+    for s in sources:
+        if s == "MODEL":
+            break
+        if s in _MATCHER:
+            keyword = Code("elif" if matchers else "if")
+            matchers.append((keyword, literal(s), Code(_MATCHER[s].format(p=literal(param)))))
+    return matchers
+
+
+def _set_missing_issue(view: _ArgView, names: Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code]) -> None:
+    """The issue a missing required argument raises (§5.5); none for CALL_TOOL without a tool,
+    which lets the call go ahead."""
+    m = arg.missing
+    issue = None
+    if m.action == "ASK_USER":
+        issue = _issue(names, tool, param, "MISSING", "ASK_USER", arg.label)
+    elif m.action == "CALL_TOOL" and m.tool:
+        issue = _issue(names, tool, param, "MISSING", "CALL_TOOL", arg.label, tool=m.tool)
+    elif m.action == "FAIL":
+        issue = _issue(names, tool, param, "MISSING", "FAIL", arg.label, message=m.message)
+    if issue is not None:
+        consts.append(issue[0])
+        view.missing_issue = issue[1]
+        view.missing_note = _note(m.action, "(§5.5)") if m.action != "CALL_TOOL" else _note("CALL_TOOL", comment(m.tool), "(§5.5)")
+
+
+def _allowed_set(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code]) -> Code:
+    """The frozenset constant of an enum's allowed values, as the runtime's `enum_key`s (exact JSON
+    equality: `1`, `true` and `"1"` stay distinct); returns its name."""
+    from skillc.runtime import support as rt
+
+    keys = sorted({rt.enum_key(v) for v in arg.enum}, key=repr)
+    name = names.make(("enum", tool, param), ident(tool), ident(param), "ALLOWED")
+    consts.append(Code(f"{name} = frozenset({literal(keys)})"))
+    return name
+
+
+def _arg_meta(view: _ArgView, param: str, parts: tuple, arg: ir.ArgContract, sources: Sequence[str]) -> Code:
+    """The argument's rt.ArgMeta record (what approval summaries, traces and diff read)."""
+    expr = arg.from_
     is_platform = expr is not None and expr.kind == "platform"
     evidence = "EVIDENCE" in sources or (expr is not None and expr.kind == "evidence")
-    view.meta = _call(
+    return _call(
         "rt.ArgMeta",
         _kwargs([
             ("path", literal(param), None),
@@ -229,15 +274,16 @@ def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: 
         8,
         len(view.param) + 3,
     )
-    if not view.model_allowed:
-        action = "ASK_USER" if user_allowed else "REJECT"
-        definition, view.provenance_issue = _issue(names, tool, param, "PROVENANCE", action, arg.label)
-        consts.append(definition)
-        view.provenance_note = _note(action, "(§5.3 step 4)")
-    if arg.enum:
-        definition, view.enum_issue = _issue(names, tool, param, "ENUM", "ASK_USER", arg.label)
-        consts.append(definition)
-    return view
+
+
+def _set_provenance_issue(view: _ArgView, names: Names, tool: str, param: str, arg: ir.ArgContract, user_allowed: bool,
+                          consts: list[Code]) -> None:
+    """The issue for a value no legal source vouches for (§5.3 step 4): ask the user when USER is a
+    legal source, else reject the call."""
+    action = "ASK_USER" if user_allowed else "REJECT"
+    definition, view.provenance_issue = _issue(names, tool, param, "PROVENANCE", action, arg.label)
+    consts.append(definition)
+    view.provenance_note = _note(action, "(§5.3 step 4)")
 
 
 _OPS = {
@@ -275,31 +321,57 @@ def _success_note(tool: ir.ToolContract) -> Code:
 
 
 def tool_view(names: Names, tool: ir.ToolContract) -> dict[str, Any]:
-    t = ident(tool.name)
-    fn = names.make(("tool", tool.name), t)
+    """What the skill module template renders for one tool: its argument checks with their
+    constants, the success judgement, error paths, extracts, verify arguments and TOOLS record."""
+    fn = names.make(("tool", tool.name), ident(tool.name))
     consts: list[Code] = []
     args = [_arg_view(names, tool.name, param, arg, consts) for param, arg in tool.args.items()]
-    success = tool.success
-    success_code = None
-    if success is not None:
-        if success.op is not None:
-            value = success.value if success.has_value else None
-            actual = Code(f"rt.get_path(response, {literal(parts_of(success.path.parts) if success.path else ())})")
-            success_code = Code(_OPS[success.op].format(a=actual, v=literal(value)))
-        else:
-            success_code = Code("True")
     err = tool.error
-    err_code = literal(parts_of(err.code.parts)) if err and err.code else None
-    err_msg = literal(parts_of(err.message.parts)) if err and err.message else None
-    extracts = []
+    verify = _verify_view(tool.verify)
+    has_bind = any(a.bind_kind for a in args)
+    return {
+        "fn": fn,
+        "key": literal(tool.name),
+        "note": comment(tool.name),
+        "does": _tool_note(tool),
+        "consts": consts,
+        "args": args,
+        "has_bind": has_bind,
+        "entity_base": Code("request" if tool.side_effect == "WRITE" else "None"),
+        "success_note": _success_note(tool),
+        "success_code": _success_code(tool.success),
+        "err_code": literal(parts_of(err.code.parts)) if err and err.code else None,
+        "err_msg": literal(parts_of(err.message.parts)) if err and err.message else None,
+        "extracts": _extract_views(tool.extracts),
+        "verify": verify,
+        "meta": _tool_meta(tool, fn, args, has_bind, verify),
+    }
+
+
+def _success_code(success: ir.Success | None) -> Code | None:
+    """The expression judging a response a business success (§6.1): the rule's operator on the
+    value at its path, or `True` for a rule without op (any non-empty response)."""
+    if success is None:
+        return None
+    if success.op is None:
+        return Code("True")
+    value = success.value if success.has_value else None
+    actual = Code(f"rt.get_path(response, {literal(parts_of(success.path.parts) if success.path else ())})")
+    return Code(_OPS[success.op].format(a=actual, v=literal(value)))
+
+
+def _extract_views(extracts: Sequence[ir.Extract]) -> list[dict[str, Any]]:
+    """One view per extract; `first` marks the first extract of a key, the one whose value is kept
+    (a later one of the same key still counts for emptiness and entities)."""
+    views = []
     keys: set[str] = set()
-    for ex in tool.extracts:
+    for ex in extracts:
         path_text = ex.path.text if ex.path else ""
         key = ex.key or path_text
         entity = None
         if ex.entity is not None and ex.entity.type is not None:
             entity = _entity_literal(ex.entity)
-        extracts.append(
+        views.append(
             {
                 "key": literal(key),
                 "note": _note(comment(key), "at", comment(path_text)) if ex.key else comment(key),
@@ -310,18 +382,29 @@ def tool_view(names: Names, tool: ir.ToolContract) -> dict[str, Any]:
             }
         )
         keys.add(key)
-    verify = None
-    if tool.verify is not None:
-        vargs = []
-        for name, va in tool.verify.args.items():
-            if va.has_const:
-                vargs.append({"name": literal(name), "const": literal(va.const), "parts": None})
-            elif va.from_ is not None and va.from_.kind == "call":
-                vargs.append({"name": literal(name), "const": None, "parts": literal(parts_of(va.from_.path))})
-        verify = {"args": vargs, "copy_all": not tool.verify.args}
-    has_bind = any(a.bind_kind for a in args)
+    return views
+
+
+def _verify_view(verify: ir.Verify | None) -> dict[str, Any] | None:
+    """The arguments of the verify call (§6.4): constants, and paths into the original call's
+    request; with no arguments configured the whole request is copied."""
+    if verify is None:
+        return None
+    vargs = []
+    for name, va in verify.args.items():
+        if va.has_const:
+            vargs.append({"name": literal(name), "const": literal(va.const), "parts": None})
+        elif va.from_ is not None and va.from_.kind == "call":
+            vargs.append({"name": literal(name), "const": None, "parts": literal(parts_of(va.from_.path))})
+    return {"args": vargs, "copy_all": not verify.args}
+
+
+def _tool_meta(tool: ir.ToolContract, fn: Code, args: list[_ArgView], has_bind: bool,
+               verify: dict[str, Any] | None) -> list[tuple[Code, Code]]:
+    """The keywords of the tool's rt.ToolMeta record: fields off their default, every argument's
+    ArgMeta, and the generated functions the tool has (bind, check, judge, extract, verify_args)."""
     idem = tuple(parts_of(p.parts) for p in tool.idempotency_key)
-    fns = [("bind", has_bind), ("check", bool(args)), ("judge", success is not None), ("extract", bool(tool.extracts)),
+    fns = [("bind", has_bind), ("check", bool(args)), ("judge", tool.success is not None), ("extract", bool(tool.extracts)),
            ("verify_args", verify is not None)]
     meta = [
         ("name", literal(tool.name)),
@@ -337,23 +420,7 @@ def tool_view(names: Names, tool: ir.ToolContract) -> dict[str, Any]:
         entries = "".join(f"        {a.param}: {a.meta},\n" for a in args)
         meta.append(("args", Code("{\n" + entries + "    }")))
     meta += [(k, Code(f"{fn}__{k}")) for k, present in fns if present]
-    return {
-        "fn": fn,
-        "key": literal(tool.name),
-        "note": comment(tool.name),
-        "does": _tool_note(tool),
-        "consts": consts,
-        "args": args,
-        "has_bind": has_bind,
-        "entity_base": Code("request" if tool.side_effect == "WRITE" else "None"),
-        "success_note": _success_note(tool),
-        "success_code": success_code,
-        "err_code": err_code,
-        "err_msg": err_msg,
-        "extracts": extracts,
-        "verify": verify,
-        "meta": [(Code(k), v) for k, v in meta],
-    }
+    return [(Code(k), v) for k, v in meta]
 
 
 def _entity_literal(e: ir.Entity) -> Code:

@@ -244,32 +244,54 @@ def _compare_tool(c: _Collector, name: str, o: dict[str, Any], n: dict[str, Any]
 
 
 def _compare_skill(key: str, o: SkillView | None, n: SkillView | None) -> list[Change]:
+    """The changes of one skill: whether it exists and loads on each side; when it loads on both,
+    its own fields, its tool contracts, inputs and outputs."""
     c = _Collector(key)
     if o is None or n is None:
-        if n is None:
-            c.add("skill.removed", "skill removed (or no longer ACTIVE)")
-        elif n.status != "ok":
-            c.add("skill.fails_to_load", "new skill that does not load: " + "; ".join(n.errors[:3]), True)
-        else:
-            c.add("skill.added", f"new skill with tools {', '.join(n.meta.get('tool_names', []))}")
+        _presence_change(c, n)
         return c.changes
+    if _load_change(c, o, n) or o.status != "ok":  # rejected on both sides: no behaviour to compare
+        return c.changes
+    _compare_meta(c, o.meta, n.meta, set(n.tools))
+    _compare_contracts(c, o, n)
+    _compare_specs(c, "input", o.inputs, n.inputs)
+    _compare_specs(c, "output", o.outputs, n.outputs)
+    return c.changes
+
+
+def _presence_change(c: _Collector, n: SkillView | None) -> None:
+    """A skill on one side only: removed, added, or added but not loading."""
+    if n is None:
+        c.add("skill.removed", "skill removed (or no longer ACTIVE)")
+    elif n.status != "ok":
+        c.add("skill.fails_to_load", "new skill that does not load: " + "; ".join(n.errors[:3]), True)
+    else:
+        c.add("skill.added", f"new skill with tools {', '.join(n.meta.get('tool_names', []))}")
+
+
+def _load_change(c: _Collector, o: SkillView, n: SkillView) -> bool:
+    """A side that cannot be read, or a skill that stopped or started loading: True when such a
+    change was added (the skill's contract is then not compared further)."""
     if "unreadable" in (o.status, n.status):
         side = "new" if n.status == "unreadable" else "old"
         c.add("skill.unreadable", f"the {side} module cannot be read ({'; '.join((n if side == 'new' else o).errors)}): "
               "compare after compiling both sides with this skillc", True)
-        return c.changes
+        return True
     if o.status == "ok" and n.status != "ok":
         c.add("skill.fails_to_load", "the skill now fails to load: " + "; ".join(n.errors[:3]), True)
-        return c.changes
+        return True
     if o.status != "ok" and n.status == "ok":
         c.add("skill.loads", "the skill loads again")
-        return c.changes
-    if o.status != "ok":
-        return c.changes
-    om, nm = o.meta, n.meta
+        return True
+    return False
+
+
+def _compare_meta(c: _Collector, om: dict[str, Any], nm: dict[str, Any], new_contracts: set[str]) -> None:
+    """The skill's own fields: toolNames (a new name without a contract is callable with no
+    checks), mode, target, delegatable and the descriptive texts."""
     for name in nm.get("tool_names", []):
         if name not in om.get("tool_names", []):
-            bare = "" if name in n.tools else " with no contract: callable as a read with no checks (§1.3)"
+            bare = "" if name in new_contracts else " with no contract: callable as a read with no checks (§1.3)"
             c.add("skill.tool_added", f"new tool in toolNames: {name}{bare}", True, tool=name)
     for name in om.get("tool_names", []):
         if name not in nm.get("tool_names", []):
@@ -281,31 +303,38 @@ def _compare_skill(key: str, o: SkillView | None, n: SkillView | None) -> list[C
     for field in ("name", "semantic_desc", "manual"):
         if om.get(field) != nm.get(field):
             c.add(f"skill.{field}", f"{field.replace('_', ' ')} changed")
+
+
+def _compare_contracts(c: _Collector, o: SkillView, n: SkillView) -> None:
+    """Tool contracts by name: removed (risky while the tool stays in toolNames), added, or compared."""
     for name in sorted(set(o.tools) | set(n.tools)):
         if name not in n.tools:
-            still = name in nm.get("tool_names", [])
+            still = name in n.meta.get("tool_names", [])
             c.add("tool.contract_removed", "contract removed" + (": still in toolNames, now callable with no checks" if still else ""),
                   still, tool=name)
         elif name not in o.tools:
-            if name in om.get("tool_names", []):
+            if name in o.meta.get("tool_names", []):
                 c.add("tool.contract_added", "now has a contract", tool=name)
         else:
             _compare_tool(c, name, o.tools[name], n.tools[name])
-    for kind, old, new in (("input", o.inputs, n.inputs), ("output", o.outputs, n.outputs)):
-        for name in sorted(set(old) | set(new)):
-            if old.get(name) == new.get(name):
-                continue
-            if name not in new:
-                c.add(f"{kind}.removed", f"{kind} {_q(name)} removed")
-            elif name not in old:
-                c.add(f"{kind}.added", f"{kind} {_q(name)} added")
-            else:
-                gained = [s for s in new[name].get("sources", ()) if s not in old[name].get("sources", ())]
-                risky = kind == "output" and bool(old[name].get("sources")) and bool(gained)
-                fields = sorted(k for k in set(old[name]) | set(new[name]) if old[name].get(k) != new[name].get(k))
-                c.add(f"{kind}.changed", f"{kind} {_q(name)}: {', '.join(fields)} changed" + (f" (now also from {', '.join(gained)})" if risky else ""),
-                      risky, old=old[name], new=new[name])
-    return c.changes
+
+
+def _compare_specs(c: _Collector, kind: str, old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> None:
+    """The skill's inputs or outputs (`kind`) by name; an output with sources that gains one is
+    risky (its value may now come from somewhere it could not before)."""
+    for name in sorted(set(old) | set(new)):
+        if old.get(name) == new.get(name):
+            continue
+        if name not in new:
+            c.add(f"{kind}.removed", f"{kind} {_q(name)} removed")
+        elif name not in old:
+            c.add(f"{kind}.added", f"{kind} {_q(name)} added")
+        else:
+            gained = [s for s in new[name].get("sources", ()) if s not in old[name].get("sources", ())]
+            risky = kind == "output" and bool(old[name].get("sources")) and bool(gained)
+            fields = sorted(k for k in set(old[name]) | set(new[name]) if old[name].get(k) != new[name].get(k))
+            c.add(f"{kind}.changed", f"{kind} {_q(name)}: {', '.join(fields)} changed" + (f" (now also from {', '.join(gained)})" if risky else ""),
+                  risky, old=old[name], new=new[name])
 
 
 def _agent_changes(old: dict[str, list[str]], new: dict[str, list[str]]) -> dict[str, list[Change]]:

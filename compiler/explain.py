@@ -8,6 +8,8 @@ toolNames.
 """
 from __future__ import annotations
 
+from typing import Protocol
+
 from skillc.compiler import ir
 from skillc.compiler.diagnostics import Diagnostic, make
 
@@ -81,58 +83,9 @@ def explain(skill: ir.SkillProfile, contract: ir.Contract) -> tuple[list[str], l
         diags.append(make(code, "warning", message, text=text, span=node.span or node.key_span, skill=skill.skill_key, file=file, help=help))
 
     names = set(skill.tool_names)
-    head = f"skill {skill.skill_key} ({contract.mode}"
-    if contract.delegatable:
-        head += ", delegatable"
-    if contract.target:
-        head += f", target {contract.target}"
-        if contract.target not in names:
-            warn(TARGET_OUTSIDE, f"target {contract.target!r} is not in toolNames: the runtime treats it as unset (§10.1)", contract)
-    lines = [head + ")"]
+    lines = [_head(skill, contract, names, warn)]
     for name in sorted(contract.tools):
-        tool = contract.tools[name]
-        flags: list[str] = [tool.side_effect]
-        if tool.effective_confirm:
-            flags.append("confirm")
-        if name not in names:
-            flags.append("not in toolNames: never callable")
-        lines.append(f"tool {name} [{', '.join(flags)}]" + (f" label {tool.label!r}" if tool.label else ""))
-        if tool.idempotency_key:
-            lines.append(f"  idempotency key: {', '.join(p.text for p in tool.idempotency_key)}")
-        for param, arg in tool.args.items():
-            label = f" ({arg.label!r})" if arg.label else ""
-            lines.append(f"  arg {param}{label}{' [sensitive]' if arg.sensitive else ''}")
-            lines.append(f"    bound: {_binding(arg)}")
-            lines.append(f"    legal sources: {_legal(arg)}")
-            lines.append(f"    when missing: {_missing(arg)}")
-            if arg.enum:
-                lines.append(f"    enum: {arg.enum!r} (another value: the user is asked)")
-            bound = arg.has_const or arg.from_ is not None
-            if arg.required and not bound and not any(s in _MATCHABLE for s in arg.sources):
-                warn(UNSATISFIABLE, f"tool {name!r}: required argument {param!r} has no source that can ever be satisfied: every call is refused",
-                     arg, help='add a from/const, or sources such as ["USER"], ["EVIDENCE"] or ["MODEL"]')
-            if arg.from_ is not None and "USER" in arg.sources and "MODEL" not in arg.sources:
-                warn(USER_LOOP, f"tool {name!r}: argument {param!r} has from + sources [\"USER\"] without MODEL: when binding fails the user is asked again and again (§5.3)", arg)
-            m = arg.missing
-            if arg.required and m.action == "CALL_TOOL" and m.tool and (m.tool not in names or m.tool == name):
-                why = "is the tool itself" if m.tool == name else "is not in toolNames"
-                warn(MISSING_TOOL_OUTSIDE, f"tool {name!r}: argument {param!r}: missing.tool {m.tool!r} {why}", m)
-        if tool.success is not None and tool.success.op is not None:
-            path = tool.success.path.text if tool.success.path else "(the response)"
-            value = f" {tool.success.value!r}" if tool.success.has_value else ""
-            lines.append(f"  success: {path} {tool.success.op}{value}")
-        elif tool.success is not None:
-            lines.append("  success: configured without op (no condition; an empty response still fails)")
-        else:
-            lines.append("  success: not configured (no business judgement)")
-        for ex in tool.extracts:
-            key = ex.key or (ex.path.text if ex.path else "")
-            entity = f", entity {ex.entity.type}" if ex.entity and ex.entity.type else ""
-            lines.append(f"  extract {key}: {ex.path.text if ex.path else ''}{entity}")
-        if tool.verify is not None:
-            lines.append(f"  verify with {tool.verify.tool!r}" + ("" if tool.verify.args else " (the whole request)"))
-            if tool.verify.tool and tool.verify.tool not in names:
-                warn(VERIFY_TOOL_OUTSIDE, f"tool {name!r}: verify.tool {tool.verify.tool!r} is not in toolNames", tool.verify)
+        lines += _tool_lines(name, contract.tools[name], names, warn)
     for name, spec in contract.inputs.items():
         src = spec.from_.text if spec.from_ is not None else f"the nearest upstream's output {name!r}"
         provider = f", provider {spec.provider}" if spec.provider else ""
@@ -141,3 +94,86 @@ def explain(skill: ir.SkillProfile, contract: ir.Contract) -> tuple[list[str], l
         share = f", shared {out.share}" if out.share else ""
         lines.append(f"output {name}: {out.type}{share}{'' if out.required else ' (optional)'}")
     return lines, diags
+
+
+class _Warn(Protocol):
+    """`explain`'s warning sink: a diagnostic at `node` of the skill's contract."""
+
+    def __call__(self, code: str, message: str, node: ir.Node, help: str | None = None) -> None: ...
+
+
+def _head(skill: ir.SkillProfile, contract: ir.Contract, names: set[str], warn: _Warn) -> str:
+    """The first line: the skill's key, mode, delegatable and target (warned when outside toolNames)."""
+    head = f"skill {skill.skill_key} ({contract.mode}"
+    if contract.delegatable:
+        head += ", delegatable"
+    if contract.target:
+        head += f", target {contract.target}"
+        if contract.target not in names:
+            warn(TARGET_OUTSIDE, f"target {contract.target!r} is not in toolNames: the runtime treats it as unset (§10.1)", contract)
+    return head + ")"
+
+
+def _tool_lines(name: str, tool: ir.ToolContract, names: set[str], warn: _Warn) -> list[str]:
+    """One tool: its flags, idempotency key, arguments, success rule, extracts and verify."""
+    flags: list[str] = [tool.side_effect]
+    if tool.effective_confirm:
+        flags.append("confirm")
+    if name not in names:
+        flags.append("not in toolNames: never callable")
+    lines = [f"tool {name} [{', '.join(flags)}]" + (f" label {tool.label!r}" if tool.label else "")]
+    if tool.idempotency_key:
+        lines.append(f"  idempotency key: {', '.join(p.text for p in tool.idempotency_key)}")
+    for param, arg in tool.args.items():
+        lines += _arg_lines(param, arg)
+        _check_arg(name, param, arg, names, warn)
+    lines.append(_success_line(tool.success))
+    for ex in tool.extracts:
+        key = ex.key or (ex.path.text if ex.path else "")
+        entity = f", entity {ex.entity.type}" if ex.entity and ex.entity.type else ""
+        lines.append(f"  extract {key}: {ex.path.text if ex.path else ''}{entity}")
+    if tool.verify is not None:
+        lines.append(f"  verify with {tool.verify.tool!r}" + ("" if tool.verify.args else " (the whole request)"))
+        if tool.verify.tool and tool.verify.tool not in names:
+            warn(VERIFY_TOOL_OUTSIDE, f"tool {name!r}: verify.tool {tool.verify.tool!r} is not in toolNames", tool.verify)
+    return lines
+
+
+def _arg_lines(param: str, arg: ir.ArgContract) -> list[str]:
+    """One argument: how it is bound, its legal sources, what happens when it is missing, its enum."""
+    label = f" ({arg.label!r})" if arg.label else ""
+    lines = [
+        f"  arg {param}{label}{' [sensitive]' if arg.sensitive else ''}",
+        f"    bound: {_binding(arg)}",
+        f"    legal sources: {_legal(arg)}",
+        f"    when missing: {_missing(arg)}",
+    ]
+    if arg.enum:
+        lines.append(f"    enum: {arg.enum!r} (another value: the user is asked)")
+    return lines
+
+
+def _check_arg(tool: str, param: str, arg: ir.ArgContract, names: set[str], warn: _Warn) -> None:
+    """The static checks on one argument §16 leaves to the author: unsatisfiable, asks the user
+    again and again, or a missing.tool outside toolNames (or the tool itself)."""
+    bound = arg.has_const or arg.from_ is not None
+    if arg.required and not bound and not any(s in _MATCHABLE for s in arg.sources):
+        warn(UNSATISFIABLE, f"tool {tool!r}: required argument {param!r} has no source that can ever be satisfied: every call is refused",
+             arg, help='add a from/const, or sources such as ["USER"], ["EVIDENCE"] or ["MODEL"]')
+    if arg.from_ is not None and "USER" in arg.sources and "MODEL" not in arg.sources:
+        warn(USER_LOOP, f"tool {tool!r}: argument {param!r} has from + sources [\"USER\"] without MODEL: when binding fails the user is asked again and again (§5.3)", arg)
+    m = arg.missing
+    if arg.required and m.action == "CALL_TOOL" and m.tool and (m.tool not in names or m.tool == tool):
+        why = "is the tool itself" if m.tool == tool else "is not in toolNames"
+        warn(MISSING_TOOL_OUTSIDE, f"tool {tool!r}: argument {param!r}: missing.tool {m.tool!r} {why}", m)
+
+
+def _success_line(success: ir.Success | None) -> str:
+    """The tool's success rule (§6.1), or what happens without one."""
+    if success is not None and success.op is not None:
+        path = success.path.text if success.path else "(the response)"
+        value = f" {success.value!r}" if success.has_value else ""
+        return f"  success: {path} {success.op}{value}"
+    if success is not None:
+        return "  success: configured without op (no condition; an empty response still fails)"
+    return "  success: not configured (no business judgement)"

@@ -101,6 +101,16 @@ def build_agent_graph(
     members = sorted(k for k in set(agent.skills) if k in facts)
     # The same agent checks as the front end: an incremental build re-checks only changed skills.
     diags += agent_diagnostics(agent, all_keys, set(facts))
+    g = _skill_nodes(agent, members, facts)
+    for key in members:
+        _link_inputs(g, key, agent, facts, all_keys, files, diags)
+    _break_cycles(g, facts, files, diags)
+    g.graph["delegation_catalog"] = [k for k in members if g.nodes[k]["delegatable"] and g.nodes[k]["read_only"]]
+    return g, diags
+
+
+def _skill_nodes(agent: ir.AgentProfile, members: list[str], facts: dict[str, dict[str, Any]]) -> nx.DiGraph:
+    """The template without edges: the agent profile as graph attributes, one node per member skill."""
     g = nx.DiGraph()
     g.graph["agent_code"] = agent.agent_code
     for name in PROFILE_FIELDS:
@@ -118,52 +128,60 @@ def build_agent_graph(
             write_tools=list(f["write_tools"]),
             unavailable_inputs=[],
         )
-    member_set = set(members)
-    for key in members:
-        f = facts[key]
-        # `position` is the input's place in the contract: the runtime inserts providers in that
-        # order (ids p1, p2, …), which edges grouped by provider do not keep.
-        for position, item in enumerate(f["inputs"]):
-            provider = item["provider"]
-            if not provider:
-                continue
-            reason = None
-            if provider == key:
-                reason = "self"
-                diags.append(_warn(PROVIDER_SELF, f"input {item['name']!r}: a skill cannot provide its own input", key, files, item))
-            elif provider not in member_set:
-                if provider in facts or provider in all_keys:
-                    reason = "other_agent"
-                    diags.append(
-                        _warn(
-                            PROVIDER_OTHER_AGENT,
-                            f"input {item['name']!r}: provider {provider!r} is not a loadable skill of agent {agent.agent_code!r}",
-                            key,
-                            files,
-                            item,
-                        )
-                    )
-                else:
-                    reason = "unknown"
-                    from skillc.compiler.authoring import did_you_mean
+    return g
 
-                    diags.append(
-                        _warn(PROVIDER_UNKNOWN, f"input {item['name']!r}: provider {provider!r} is not a skill of the studio", key, files, item)
-                        .model_copy(update={"help": did_you_mean(provider, all_keys)})
-                    )
-            if reason:
-                g.nodes[key]["unavailable_inputs"].append(
-                    {"input": item["name"], "provider": provider, "reason": reason, "position": position})
-                continue
-            link = {"input": item["name"], "prefix": item["prefix"], "share_key": item["share_key"], "required": item["required"],
-                    "position": position}
-            if g.has_edge(provider, key):
-                g.edges[provider, key]["inputs"].append(link)
-            else:
-                g.add_edge(provider, key, input=link["input"], prefix=link["prefix"], share_key=link["share_key"], inputs=[link])
-    _break_cycles(g, facts, files, diags)
-    g.graph["delegation_catalog"] = [k for k in members if g.nodes[k]["delegatable"] and g.nodes[k]["read_only"]]
-    return g, diags
+
+def _link_inputs(g: nx.DiGraph, key: str, agent: ir.AgentProfile, facts: dict[str, dict[str, Any]], all_keys: set[str] | frozenset[str],
+                 files: dict[str, str], diags: list[Diagnostic]) -> None:
+    """An edge provider -> `key` for each input of `key` with a usable provider; an input whose
+    provider is not usable is listed under the node's `unavailable_inputs`, with a warning."""
+    # `position` is the input's place in the contract: the runtime inserts providers in that
+    # order (ids p1, p2, …), which edges grouped by provider do not keep.
+    for position, item in enumerate(facts[key]["inputs"]):
+        provider = item["provider"]
+        if not provider:
+            continue
+        reason = _unusable_provider(key, item, g, agent, facts, all_keys, files, diags)
+        if reason:
+            g.nodes[key]["unavailable_inputs"].append(
+                {"input": item["name"], "provider": provider, "reason": reason, "position": position})
+            continue
+        link = {"input": item["name"], "prefix": item["prefix"], "share_key": item["share_key"], "required": item["required"],
+                "position": position}
+        if g.has_edge(provider, key):
+            g.edges[provider, key]["inputs"].append(link)
+        else:
+            g.add_edge(provider, key, input=link["input"], prefix=link["prefix"], share_key=link["share_key"], inputs=[link])
+
+
+def _unusable_provider(key: str, item: dict[str, Any], g: nx.DiGraph, agent: ir.AgentProfile, facts: dict[str, dict[str, Any]],
+                       all_keys: set[str] | frozenset[str], files: dict[str, str], diags: list[Diagnostic]) -> str | None:
+    """Why the input's provider cannot run first ("self", "other_agent", "unknown"), warned in
+    `diags`; None when it is a member of the agent (the graph's nodes) other than `key`."""
+    provider = item["provider"]
+    if provider == key:
+        diags.append(_warn(PROVIDER_SELF, f"input {item['name']!r}: a skill cannot provide its own input", key, files, item))
+        return "self"
+    if provider in g:
+        return None
+    if provider in facts or provider in all_keys:
+        diags.append(
+            _warn(
+                PROVIDER_OTHER_AGENT,
+                f"input {item['name']!r}: provider {provider!r} is not a loadable skill of agent {agent.agent_code!r}",
+                key,
+                files,
+                item,
+            )
+        )
+        return "other_agent"
+    from skillc.compiler.authoring import did_you_mean
+
+    diags.append(
+        _warn(PROVIDER_UNKNOWN, f"input {item['name']!r}: provider {provider!r} is not a skill of the studio", key, files, item)
+        .model_copy(update={"help": did_you_mean(provider, all_keys)})
+    )
+    return "unknown"
 
 
 def _break_cycles(g: nx.DiGraph, facts: dict[str, dict[str, Any]], files: dict[str, str], diags: list[Diagnostic]) -> None:
