@@ -3,11 +3,11 @@
 Shows tool labels as progress, asks the person to confirm or reject approvals and to answer
 follow-up and verification questions, and resumes a session by id (the store keeps everything).
 Works on an already compiled directory without the compiler installed (`--compiled DIR`).
+This module starts and ends a chat; the conversation in between is skillc.chat_loop.
 """
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -17,12 +17,6 @@ from typing import Any, Callable
 
 from skillc.runtime.errors import SkillcError
 from skillc.servers import startup_report
-
-HELP_TEXT = """\
-Type a message for your agents. While a write waits for approval, answer y (confirm),
-n (reject: nothing is written) or c (cancel the task); while a write's outcome is unknown,
-answer y or n (did it take effect?). Commands: /session (the id to resume with), /pending,
-/help, /quit."""
 
 
 class ChatError(SkillcError):
@@ -59,138 +53,33 @@ def load_studio(config: Any, compiled: str | None, workdir: Path) -> Any:
     return load_compiled(workdir / "compiled", source=source)
 
 
-async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], None]) -> int:
-    """The interactive loop; `read(prompt)` raises EOFError at the end of input."""
+async def chat(args: Any, read: Callable[[str], Any], write: Callable[[str], None]) -> int:
+    """A whole chat: open the model, studio, store and runtime, open or resume the session, converse
+    (skillc.chat_loop), close everything; the exit status. `read(prompt)` returns the line (or an
+    awaitable of it) and raises EOFError at the end of input."""
+    from skillc.chat_loop import converse, greet
     from skillc.render import Renderer
-    from skillc.runtime.config import load_config
-    from skillc.runtime import open_runtime
-    from skillc.runtime.model.openai import OpenAIChatModel
-    from skillc.runtime.store import Store
-    from skillc.runtime.config import ConfigError
-    from skillc.runtime.loader import CompiledStudioError
-    from skillc.runtime.mcp.gateway import GatewayConfigError
-    from skillc.runtime.errors import SessionBusy, SessionUnavailable
-    from skillc.runtime.store import StoreError
-    from skillc.runtime.trace import TraceWriter
 
-    try:
-        config = load_config(args.config or os.environ.get("SKILLC_CONFIG") or None)
-    except ConfigError as exc:
-        raise ChatError(str(exc)) from None
-    # config.warnings were logged once by load_config (the CLI's log handler shows them).
-    # Only what the file sets: defaults such as api_key_env must not make a missing key an error.
-    model_cfg = {k: v for k, v in config.model.model_dump(exclude_defaults=True).items() if v is not None}
-    model_cfg.setdefault("base_url", os.environ.get("SKILLC_MODEL_BASE_URL") or config.model.base_url)
-    if args.base_url:
-        model_cfg["base_url"] = args.base_url
-    if args.model:
-        model_cfg["model"] = args.model
-    try:
-        model = OpenAIChatModel.from_config(model_cfg, os.environ)
-    except ValueError as exc:
-        raise ChatError(str(exc)) from exc
+    config = _read_config(args.config)
+    model = _make_model(config, args)
     platform = parse_platform(args.platform)
     store_path = args.store or config.store.path or ".skillc/store.sqlite"
-    workdir = Path(store_path).resolve().parent
-    try:
-        workdir.mkdir(parents=True, exist_ok=True)
-        studio = load_studio(config, args.compiled, workdir)
-        write(f"studio {args.compiled or config.studio.source}" + (f" (from {config.path})" if config.path and not args.compiled else ""))
-    except (CompiledStudioError, *_source_errors()) as exc:
-        raise ChatError(f"studio: {exc}") from None
-    except OSError as exc:
-        raise ChatError(f"{exc.filename or workdir}: {exc.strerror or exc}") from None
-    if config.path is not None:  # [telemetry] enabled = true: spans and metrics (OTEL_* env works anyway)
-        from skillc.runtime import telemetry
-
-        telemetry.configure(telemetry.read_table(config.path))
-    try:
-        # appended: a session resumed with the same --trace file continues its audit chain there
-        trace = TraceWriter(args.trace, keep=False, append=True)
-    except OSError as exc:
-        raise ChatError(f"--trace {args.trace}: cannot write: {exc.strerror or exc}") from None
-    try:
-        store = Store(store_path)
-    except StoreError as exc:
-        trace.close()
-        raise ChatError(str(exc)) from None
-    try:
-        found = store.get_session(args.session) if args.session else True
-    except StoreError as exc:  # a corrupt session row, or the store unreadable
-        store.close()
-        trace.close()
-        raise ChatError(f"{exc} (other sessions are unaffected: start without --session for a new one)") from None
-    if not found:
-        store.close()
-        trace.close()
-        raise ChatError(f"no session {args.session!r} in {store_path} (start without --session for a new one)")
+    studio = _read_studio(config, args.compiled, store_path, write)
+    _enable_telemetry(config)
+    trace = _open_trace(args.trace)
+    store = _open_store(store_path, args.session, trace)
     renderer = Renderer(write, color=args.color)
     trace.listeners.append(renderer.event)
     # open_runtime starts the MCP servers of the config (and stops them at the end); the studio,
     # model, store and trace made above stay ours to close.
     opened = AsyncExitStack()
-    try:
-        runtime = await opened.enter_async_context(open_runtime(
-            config, studio=studio, model=model, store=store, trace=trace, on_progress=renderer.progress))
-    except GatewayConfigError as exc:  # e.g. two servers serve one tool name
-        store.close()
-        trace.close()
-        raise ChatError(f"MCP servers: {exc}") from None
-    gateway = runtime.gateway
-    # the same check `skillc serve` logs at start (skillc/servers.py)
-    counted, unserved = startup_report(config.mcp.servers, studio, gateway)
-    for line in counted:
-        write(line)
-    for line in unserved:
-        write(f"warning: {line}")
+    runtime = await _start_runtime(opened, config, studio, model, store, trace, renderer.progress)
+    _report_servers(config, studio, runtime.gateway, write)
     session = None
-    status = 0
     try:
         session = await runtime.open_session(platform, session_id=args.session)
-        verb = "resumed" if args.session else "session"
-        write(f"{verb} {session.id} (resume with: skillc chat --session {session.id}); /help for help")
-        pending = session.pending()
-        if pending:
-            write(f"waiting: {pending['kind']}: {pending['question']}")
-        while True:
-            pending = session.pending()
-            try:
-                got = read(_prompt(pending))
-                line = (await got if asyncio.iscoroutine(got) else got).strip()
-            except EOFError:
-                write("")
-                break
-            if not line:
-                continue
-            if line in ("/quit", "/exit"):
-                break
-            if line == "/help":
-                write(HELP_TEXT)
-                continue
-            if line == "/session":
-                write(session.id)
-                continue
-            if line == "/pending":
-                write(json.dumps(pending, ensure_ascii=False) if pending else "nothing is waiting")
-                continue
-            if line.startswith("/") and " " not in line:
-                write(f"unknown command {line}; /help lists them")
-                continue
-            answer = _decision(pending, line)
-            if pending and pending["kind"] in ("APPROVAL", "VERIFY") and answer is None:
-                write("please answer y, n" + (" or c" if pending["kind"] == "APPROVAL" else ""))
-                continue
-            try:
-                if answer is not None:
-                    await session.answer(answer)
-                else:
-                    await session.send(line)
-            except (SessionBusy, SessionUnavailable, StoreError) as exc:  # said in one line, see turn_trouble
-                text, fatal = turn_trouble(exc, session.id)
-                write(text)
-                if fatal:
-                    status = 1
-                    break
+        greet(session, bool(args.session), write)
+        status = await converse(session, read, write)
     except (KeyboardInterrupt, asyncio.CancelledError):
         # Ctrl-C: everything committed so far is in the store; say how to come back.
         if session is not None:
@@ -206,23 +95,116 @@ async def chat(args: Any, read: Callable[[str], str], write: Callable[[str], Non
     return status
 
 
-def turn_trouble(exc: BaseException, session_id: str) -> tuple[str, bool]:
-    """The one line chat shows when a turn could not run or could not be stored, and whether the
-    chat must end (a corrupt session cannot go on; busy or unavailable: the person retries)."""
-    from skillc.runtime.errors import SessionBusy, SessionUnavailable
-    from skillc.runtime.store import StoreCorrupt
+def _read_config(path: str | None) -> Any:
+    """The skillc.toml given, else $SKILLC_CONFIG, else the one found from here (load_config)."""
+    from skillc.runtime.config import ConfigError, load_config
 
-    if isinstance(exc, SessionBusy):
-        return (f"busy ({SessionBusy.name}): another process or chat is running a turn of session {session_id} "
-                "right now; your message was not handled. Send it again once that turn has ended.", False)
-    if isinstance(exc, StoreCorrupt):
-        return (f"error: {exc}. This session cannot go on (other sessions are unaffected): start a new one "
-                f"with `skillc chat`, or once the store is repaired resume with: skillc chat --session {session_id}",
-                True)
-    cause = exc.__cause__ if isinstance(exc, SessionUnavailable) and exc.__cause__ is not None else exc
-    code = SessionUnavailable.name if isinstance(exc, SessionUnavailable) else "store error"
-    return (f"error ({code}): the turn could not be stored ({cause}); nothing of it was kept and the session "
-            "is as last saved. Fix the cause (disk space, the database), then send your message again.", False)
+    # config.warnings are logged once by load_config (the CLI's log handler shows them).
+    try:
+        return load_config(path or os.environ.get("SKILLC_CONFIG") or None)
+    except ConfigError as exc:
+        raise ChatError(str(exc)) from None
+
+
+def _make_model(config: Any, args: Any) -> Any:
+    """The model client: [model] of the config, $SKILLC_MODEL_BASE_URL, then --base-url and --model."""
+    from skillc.runtime.model.openai import OpenAIChatModel
+
+    # Only what the file sets: defaults such as api_key_env must not make a missing key an error.
+    model_cfg = {k: v for k, v in config.model.model_dump(exclude_defaults=True).items() if v is not None}
+    model_cfg.setdefault("base_url", os.environ.get("SKILLC_MODEL_BASE_URL") or config.model.base_url)
+    if args.base_url:
+        model_cfg["base_url"] = args.base_url
+    if args.model:
+        model_cfg["model"] = args.model
+    try:
+        return OpenAIChatModel.from_config(model_cfg, os.environ)
+    except ValueError as exc:
+        raise ChatError(str(exc)) from exc
+
+
+def _read_studio(config: Any, compiled: str | None, store_path: str, write: Callable[[str], None]) -> Any:
+    """The studio (load_studio, compiling beside the store), after saying which one was read."""
+    from skillc.runtime.loader import CompiledStudioError
+
+    workdir = Path(store_path).resolve().parent
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+        studio = load_studio(config, compiled, workdir)
+        found_by = f" (from {config.path})" if config.path and not compiled else ""
+        write(f"studio {compiled or config.studio.source}{found_by}")
+    except (CompiledStudioError, *_source_errors()) as exc:
+        raise ChatError(f"studio: {exc}") from None
+    except OSError as exc:
+        raise ChatError(f"{exc.filename or workdir}: {exc.strerror or exc}") from None
+    return studio
+
+
+def _enable_telemetry(config: Any) -> None:
+    """[telemetry] enabled = true of the config file: spans and metrics (OTEL_* env works anyway)."""
+    if config.path is not None:
+        from skillc.runtime import telemetry
+
+        telemetry.configure(telemetry.read_table(config.path))
+
+
+def _open_trace(path: str | None) -> Any:
+    """The --trace file (or none), appended: a session resumed with the same --trace file continues
+    its audit chain there."""
+    from skillc.runtime.trace import TraceWriter
+
+    try:
+        return TraceWriter(path, keep=False, append=True)
+    except OSError as exc:
+        raise ChatError(f"--trace {path}: cannot write: {exc.strerror or exc}") from None
+
+
+def _open_store(store_path: str, session_id: str | None, trace: Any) -> Any:
+    """The store, holding the --session to resume if one is given; on an error the trace is closed."""
+    from skillc.runtime.store import Store, StoreError
+
+    try:
+        store = Store(store_path)
+    except StoreError as exc:
+        trace.close()
+        raise ChatError(str(exc)) from None
+    try:
+        found = store.get_session(session_id) if session_id else True
+    except StoreError as exc:  # a corrupt session row, or the store unreadable
+        store.close()
+        trace.close()
+        raise ChatError(f"{exc} (other sessions are unaffected: start without --session for a new one)") from None
+    if not found:
+        store.close()
+        trace.close()
+        raise ChatError(f"no session {session_id!r} in {store_path} (start without --session for a new one)")
+    return store
+
+
+async def _start_runtime(opened: AsyncExitStack, config: Any, studio: Any, model: Any, store: Any, trace: Any,
+                         on_progress: Callable[..., Any]) -> Any:
+    """open_runtime entered on `opened` (which stops its MCP servers); on a bad server set the store
+    and trace are closed."""
+    from skillc.runtime import open_runtime
+    from skillc.runtime.mcp.gateway import GatewayConfigError
+
+    try:
+        return await opened.enter_async_context(open_runtime(
+            config, studio=studio, model=model, store=store, trace=trace, on_progress=on_progress))
+    except GatewayConfigError as exc:  # e.g. two servers serve one tool name
+        store.close()
+        trace.close()
+        raise ChatError(f"MCP servers: {exc}") from None
+
+
+def _report_servers(config: Any, studio: Any, gateway: Any, write: Callable[[str], None]) -> None:
+    """The same check `skillc serve` logs at start (skillc/servers.py): each server's tool count, and
+    a warning for each skill whose tools no server serves."""
+    counted, unserved = startup_report(config.mcp.servers, studio, gateway)
+    for line in counted:
+        write(line)
+    for line in unserved:
+        write(f"warning: {line}")
 
 
 def _source_errors() -> tuple[type[BaseException], ...]:
@@ -232,26 +214,6 @@ def _source_errors() -> tuple[type[BaseException], ...]:
     except ImportError:
         return ()
     return (SourceError,)
-
-
-def _prompt(pending: dict[str, Any] | None) -> str:
-    if pending is None or pending["kind"] == "FOLLOW_UP":
-        return "you> "
-    if pending["kind"] == "APPROVAL":
-        return "confirm? [y]es / [n]o, reject / [c]ancel> "
-    return "did it take effect? [y/n]> "
-
-
-def _decision(pending: dict[str, Any] | None, line: str) -> dict[str, Any] | None:
-    if pending is None or pending["kind"] == "FOLLOW_UP":
-        return None
-    word = line.lower()
-    if pending["kind"] == "APPROVAL":
-        table = {"y": "CONFIRM", "yes": "CONFIRM", "confirm": "CONFIRM", "n": "REJECT", "no": "REJECT",
-                 "reject": "REJECT", "c": "CANCEL", "cancel": "CANCEL"}
-        return {"decision": table[word]} if word in table else None
-    table2 = {"y": True, "yes": True, "n": False, "no": False}
-    return {"verified": table2[word]} if word in table2 else None
 
 
 def main(args: Any) -> int:
