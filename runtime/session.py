@@ -402,6 +402,10 @@ class Session:
     async def _new_task(self, message: str, chosen: str | None = None) -> Reply:
         tid = f"t{self.session.next_task}"
         self.session.next_task += 1
+        # Earlier tasks' settled records leave memory, as when the session is reopened
+        # (durable.load_held): a node sees only its own task's evidence (§9), and a long session
+        # holds as few records at turn 1,000 as at turn 10 (found by id in the store if asked).
+        self.evidence = {eid: ev for eid, ev in self.evidence.items() if ev.status in OPEN_STATUSES}
         self.task = TaskState(id=tid, session=self.session.id, agent="", message=message, turn=self.session.turn,
                               evidence_from=self.session.next_evidence)
         self.session.tasks.append(tid)
