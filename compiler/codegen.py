@@ -59,7 +59,7 @@ def generator_fingerprint() -> str:
 
     h = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    for path in (here / "codegen.py", here / "codegen_views.py", here / "graphs.py"):
+    for path in sorted(here.glob("codegen*.py")) + [here / "graphs.py"]:  # codegen, its views, args, names
         h.update(path.read_bytes())
     for entry in sorted(resources.files("skillc.compiler.templates").iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".j2"):
