@@ -33,15 +33,14 @@ import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Callable
+from typing import Any
 
-from skillc.runtime.state import Evidence, SessionState, TaskState, to_doc
+from skillc.runtime.state import SessionState
 from skillc.runtime.store.base import (
     SCHEMA_VERSION,
     BufferedWrites,
     Lease,
     LeaseLost,
-    ReplyRecord,
     StoreConflict,
     StoreCorrupt,
     StoreError,
@@ -50,14 +49,13 @@ from skillc.runtime.store.base import (
 )
 from skillc.runtime.store.rows import (
     RowReads,
-    ENCODE,
     StoredHistory,
     history_items,
-    reply_doc,
-    session_doc,
     session_fields,
-    task_number,
 )
+
+from skillc.runtime.store.postgres_schema import MIGRATIONS
+from skillc.runtime.store.postgres_unit import PostgresUnit
 
 try:
     import psycopg
@@ -78,134 +76,6 @@ def _process_key(host: str, pid: str) -> int:
     """The int4 second key of a process's liveness lock (CRC-32 of "host:pid", signed)."""
     value = zlib.crc32(f"{host}:{pid}".encode())
     return value - (1 << 32) if value >= 1 << 31 else value
-
-
-def _ddl(conn: psycopg.Connection[Any], sql: str) -> None:
-    for statement in sql.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-
-
-def _v1(conn: psycopg.Connection[Any]) -> None:
-    _ddl(conn, """
-        CREATE TABLE sessions (id TEXT PRIMARY KEY, doc TEXT NOT NULL, updated DOUBLE PRECISION);
-        CREATE TABLE tasks (id TEXT NOT NULL, session TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (session, id));
-        CREATE TABLE evidence (id TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL,
-                               status TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (session, id));
-        CREATE INDEX evidence_status ON evidence (session, status)
-    """)
-
-
-def _v2(conn: psycopg.Connection[Any]) -> None:
-    """Schema 2 as in SQLite: versions, append-only history, replies, leases (no v1 documents to
-    split: PostgreSQL stores start at schema 2's code)."""
-    _ddl(conn, """
-        ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
-        ALTER TABLE tasks ADD COLUMN n INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE tasks ADD COLUMN state TEXT NOT NULL DEFAULT 'RUNNING';
-        CREATE TABLE messages (session TEXT NOT NULL, seq INTEGER NOT NULL, doc TEXT NOT NULL,
-                               client_id TEXT, PRIMARY KEY (session, seq));
-        CREATE TABLE entities (session TEXT NOT NULL, seq INTEGER NOT NULL, doc TEXT NOT NULL,
-                               PRIMARY KEY (session, seq));
-        CREATE TABLE replies (session TEXT NOT NULL, turn INTEGER NOT NULL, delivered INTEGER NOT NULL,
-                              doc TEXT NOT NULL, PRIMARY KEY (session, turn));
-        CREATE TABLE leases (session TEXT PRIMARY KEY, holder TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL);
-        CREATE INDEX evidence_seq ON evidence (session, seq);
-        CREATE INDEX tasks_n ON tasks (session, n)
-    """)
-
-
-def _v3(conn: psycopg.Connection[Any]) -> None:
-    """Each session's audit chain head (trace.py), as in SQLite."""
-    conn.execute("CREATE TABLE trace_heads (session TEXT PRIMARY KEY, head TEXT NOT NULL)")
-
-
-# Index i migrates schema version i -> i+1, step for step with the SQLite store.
-MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3)
-assert len(MIGRATIONS) == SCHEMA_VERSION, "a schema change needs its PostgreSQL migration too"
-
-
-class _Unit:
-    """The writes of one unit of work on one connection in pipeline mode (see base.UnitOfWork).
-
-    Statements are queued and sent together; a statement whose row count decides the unit (the
-    lease renewal, the session's version check) is a *check*, verified as soon as its result is
-    in and always before COMMIT, so a unit costs about three round trips whatever it writes."""
-
-    def __init__(self, conn: psycopg.Connection[Any], pipe: psycopg.Pipeline, history: StoredHistory) -> None:
-        self.conn = conn
-        self.pipe = pipe
-        self.history = history
-        self.noted: list[tuple[str, int, int, int]] = []  # for `history`, once committed
-        self._checks: list[tuple[psycopg.Cursor[Any], Callable[[], StoreError]]] = []
-
-    def check(self, cur: psycopg.Cursor[Any], error: Callable[[], StoreError]) -> None:
-        """Fail the unit with `error()` unless `cur` changed exactly one row."""
-        self._checks.append((cur, error))
-
-    def verify(self) -> None:
-        """Raise the first failed check (sending what is queued when a result is still missing)."""
-        if any(cur.rowcount < 0 for cur, _ in self._checks):
-            self.pipe.sync()
-        checks, self._checks = self._checks, []
-        for cur, error in checks:
-            if cur.rowcount != 1:
-                raise error()
-
-    def put_session(self, state: SessionState, now: float) -> None:
-        """Versioned write of the session row, then the history items not stored yet."""
-        doc = session_doc(state)
-        conn, sid = self.conn, state.id
-        if state.version == 0:
-            self.check(conn.execute("INSERT INTO sessions (id, doc, updated, version) VALUES (%s, %s, %s, 1) "
-                                    "ON CONFLICT (id) DO NOTHING", (sid, doc, now)),
-                       lambda: StoreConflict(f"session {sid} already exists"))
-        else:
-            self.check(conn.execute("UPDATE sessions SET doc = %s, updated = %s, version = version + 1 "
-                                    "WHERE id = %s AND version = %s", (doc, now, sid, state.version)),
-                       lambda: StoreConflict(f"session {sid} was changed by another writer since it was loaded"))
-        row = self.history.counts(sid, state.version)
-        if row is None:
-            # One flight: the lease and version checks and the history counts come back together.
-            row = conn.execute("SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = %s), "
-                               "(SELECT COALESCE(MAX(seq), 0) FROM entities WHERE session = %s)", (sid, sid)).fetchone()
-            self.verify()
-            assert row is not None  # an aggregate always has its one row
-        # else: counts this process committed at this version; the queued version check fails
-        # the unit before COMMIT if another writer got there first (nothing appended is kept)
-        state.version += 1
-        for (table, items), stored in zip((("messages", state.user_messages), ("entities", state.entities)), row):
-            if len(items) > stored:
-                with conn.cursor() as cur:
-                    cur.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (%s, %s, %s)",
-                                    [(sid, i, ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
-        self.noted.append((sid, state.version, len(state.user_messages), len(state.entities)))
-
-    def put_task(self, task: TaskState) -> None:
-        """Insert or replace one task document."""
-        self.conn.execute(
-            "INSERT INTO tasks (id, session, doc, n, state) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session, id) "
-            "DO UPDATE SET doc = EXCLUDED.doc, n = EXCLUDED.n, state = EXCLUDED.state",
-            (task.id, task.session, ENCODE(to_doc(task)), task_number(task.id), task.state))
-
-    def put_evidence(self, session: str, ev: Evidence) -> None:
-        """Insert or replace one evidence document."""
-        self.conn.execute(
-            "INSERT INTO evidence (id, session, seq, status, doc) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session, id) "
-            "DO UPDATE SET seq = EXCLUDED.seq, status = EXCLUDED.status, doc = EXCLUDED.doc",
-            (ev.id, session, ev.seq, ev.status, ENCODE(to_doc(ev))))
-
-    def put_reply(self, reply: ReplyRecord) -> None:
-        """Store a turn's reply."""
-        self.conn.execute(
-            "INSERT INTO replies (session, turn, delivered, doc) VALUES (%s, %s, %s, %s) ON CONFLICT (session, turn) "
-            "DO UPDATE SET delivered = EXCLUDED.delivered, doc = EXCLUDED.doc",
-            (reply.session, reply.turn, int(reply.delivered), reply_doc(reply)))
-
-    def put_trace_head(self, session: str, head: str) -> None:
-        """Store the session's audit chain head."""
-        self.conn.execute("INSERT INTO trace_heads (session, head) VALUES (%s, %s) ON CONFLICT (session) "
-                          "DO UPDATE SET head = EXCLUDED.head", (session, head))
 
 
 def _redact(url: str) -> str:
@@ -349,7 +219,7 @@ class PostgresStore(RowReads, BufferedWrites):
 
     @contextmanager
     def unit(self, session: str | None = None, *, holder: str | None = None,
-             expires: float | None = None) -> Iterator[_Unit]:
+             expires: float | None = None) -> Iterator[PostgresUnit]:
         """One transaction (see base.Store.unit)."""
         if getattr(self._local, "in_unit", False):
             raise StoreError("units of work do not nest")
@@ -357,7 +227,7 @@ class PostgresStore(RowReads, BufferedWrites):
         try:
             with self._tx("commit the unit of work", pipeline=True) as (conn, pipe):
                 assert pipe is not None
-                uow = _Unit(conn, pipe, self._history)
+                uow = PostgresUnit(conn, pipe, self._history)
                 if holder is not None and session is not None:
                     uow.check(conn.execute("UPDATE leases SET expires = GREATEST(expires, %s) "
                                            "WHERE session = %s AND holder = %s", (expires or 0.0, session, holder)),

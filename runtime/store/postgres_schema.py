@@ -1,0 +1,55 @@
+"""The PostgreSQL store's schema: its migrations, step for step with the SQLite store's
+(`sqlite.py`). `postgres.PostgresStore` runs them under an advisory lock, in one transaction."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from skillc.runtime.store.base import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    import psycopg
+
+
+def _ddl(conn: psycopg.Connection[Any], sql: str) -> None:
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _v1(conn: psycopg.Connection[Any]) -> None:
+    _ddl(conn, """
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, doc TEXT NOT NULL, updated DOUBLE PRECISION);
+        CREATE TABLE tasks (id TEXT NOT NULL, session TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (session, id));
+        CREATE TABLE evidence (id TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL,
+                               status TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (session, id));
+        CREATE INDEX evidence_status ON evidence (session, status)
+    """)
+
+
+def _v2(conn: psycopg.Connection[Any]) -> None:
+    """Schema 2 as in SQLite: versions, append-only history, replies, leases (no v1 documents to
+    split: PostgreSQL stores start at schema 2's code)."""
+    _ddl(conn, """
+        ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE tasks ADD COLUMN n INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE tasks ADD COLUMN state TEXT NOT NULL DEFAULT 'RUNNING';
+        CREATE TABLE messages (session TEXT NOT NULL, seq INTEGER NOT NULL, doc TEXT NOT NULL,
+                               client_id TEXT, PRIMARY KEY (session, seq));
+        CREATE TABLE entities (session TEXT NOT NULL, seq INTEGER NOT NULL, doc TEXT NOT NULL,
+                               PRIMARY KEY (session, seq));
+        CREATE TABLE replies (session TEXT NOT NULL, turn INTEGER NOT NULL, delivered INTEGER NOT NULL,
+                              doc TEXT NOT NULL, PRIMARY KEY (session, turn));
+        CREATE TABLE leases (session TEXT PRIMARY KEY, holder TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL);
+        CREATE INDEX evidence_seq ON evidence (session, seq);
+        CREATE INDEX tasks_n ON tasks (session, n)
+    """)
+
+
+def _v3(conn: psycopg.Connection[Any]) -> None:
+    """Each session's audit chain head (trace.py), as in SQLite."""
+    conn.execute("CREATE TABLE trace_heads (session TEXT PRIMARY KEY, head TEXT NOT NULL)")
+
+
+# Index i migrates schema version i -> i+1, step for step with the SQLite store.
+MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3)
+assert len(MIGRATIONS) == SCHEMA_VERSION, "a schema change needs its PostgreSQL migration too"
