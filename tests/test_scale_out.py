@@ -8,6 +8,7 @@ stopping point between two workers.
 
 - a client alternating between two workers continues one session (ask on one, approve on the other);
 - both workers racing the same approval → one write;
+- a signed request replayed to the other worker → refused (nonces live in the database);
 - a worker SIGKILLed while its write is at the tool → the other worker reopens the session at its
   next turn and settles the uncertain write through the contract's `verify`: one invocation.
 """
@@ -174,6 +175,22 @@ def test_two_workers_racing_the_same_approval_make_one_write(farm: dict[str, Any
         assert end["type"] == "RUN_FINISHED" or (end["type"] == "RUN_ERROR" and end["code"] == "SESSION_BUSY"), end
         if end["type"] == "RUN_FINISHED":
             assert outcome(run) == {"type": "success"} and reply_text(run) == "R-2001 is booked"
+
+
+def test_a_signed_request_replayed_to_another_worker_is_refused(farm: dict[str, Any]) -> None:
+    # The nonce is recorded in the shared database, not in the worker that first saw it.
+    import httpx
+
+    from helpers.serve_workers import ALICE, SECRET
+    from skillc.runtime.server.auth import sign_request
+
+    first, second = farm["workers"]
+    headers = sign_request(SECRET, "GET", "/api/sessions", b"", ALICE)
+    assert httpx.get(first.url + "/api/sessions", headers=headers, timeout=30).status_code == 200
+    replayed = httpx.get(second.url + "/api/sessions", headers=headers, timeout=30)
+    assert replayed.status_code == 401 and replayed.json()["error"]["code"] == "AUTH_REPLAYED"
+    again = httpx.get(first.url + "/api/sessions", headers=headers, timeout=30)
+    assert again.status_code == 401 and again.json()["error"]["code"] == "AUTH_REPLAYED"
 
 
 def test_a_worker_killed_mid_write_is_settled_by_the_other_through_verify(farm: dict[str, Any], compiled: Path,

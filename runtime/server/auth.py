@@ -117,6 +117,25 @@ class NonceCache:
         return False
 
 
+class StoredNonces:
+    """Nonces recorded in the runtime's store, so a replay is refused by every worker sharing it
+    (several `serve` processes on one PostgreSQL database), and after a restart. Fails closed:
+    a store that cannot answer refuses the request (503 AUTH_UNAVAILABLE), it never lets one in."""
+
+    def __init__(self, store: Any, window: float) -> None:
+        self.store = store
+        self.window = window
+
+    def seen(self, nonce: str, now: float) -> bool:
+        """True if `nonce` was used before, by any worker; otherwise record it."""
+        from skillc.runtime.store.base import StoreError
+
+        try:
+            return not self.store.claim_nonce(nonce, now, keep=2 * self.window)
+        except StoreError as exc:
+            raise ApiError("AUTH_UNAVAILABLE", f"the replayed-request check cannot reach the store: {exc}") from exc
+
+
 @dataclass
 class GatewayAuth:
     """Checks a request's signed identity headers; `dev` accepts unsigned ones (loudly)."""
@@ -126,7 +145,7 @@ class GatewayAuth:
     dev: bool = False
     hidden: tuple[str, ...] = ()
     clock: Callable[[], float] = time.time
-    nonces: NonceCache = field(init=False)
+    nonces: NonceCache | StoredNonces = field(init=False)  # in memory until the store is open
     _last_warning: float = field(default=0.0, init=False)
 
     def __post_init__(self) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from starlette.requests import Request
 
 from skillc.runtime.errors import CallerError, SessionBusy, UnknownAgent
-from skillc.runtime.server.auth import GatewayAuth, Identity, owner_of
+from skillc.runtime.server.auth import GatewayAuth, Identity, StoredNonces, owner_of
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.server.interrupts import answer_of, interrupt_of
 from skillc.runtime.server.mapping import RunMapper
@@ -87,6 +87,8 @@ class ServerContext:
         trace.listeners.append(self._on_trace)
         self.runtime = Runtime(self.feed, gateway, model, store, self.config.settings, trace=trace,
                                on_progress=self._on_progress)
+        if hasattr(store, "claim_nonce"):  # replays refused by every worker sharing the store
+            self.auth.nonces = StoredNonces(store, self.auth.skew)
         self.started = True
         if self.auth.dev:
             log.warning("skillc serve runs in DEVELOPMENT MODE: requests are NOT authenticated")

@@ -34,7 +34,7 @@ from skillc.runtime.errors import SkillcError
 from skillc.runtime.state import Evidence, SessionState, TaskState
 
 # Version of the stored layout; a backend migrates older stores on open.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class StoreError(SkillcError):
@@ -202,6 +202,11 @@ class Store(Protocol):
 
     def trace_head(self, session_id: str) -> str | None:
         """The session's stored audit chain head (see `UnitOfWork.put_trace_head`), or None."""
+
+    def claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
+        """Record a signed request's nonce; False when it was recorded before (a replay), by any
+        process sharing the store. Nonces older than `keep` seconds are forgotten (a request that
+        old is refused by its timestamp anyway)."""
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""

@@ -50,6 +50,7 @@ from skillc.runtime.store.base import (
 from skillc.runtime.store.rows import (
     RowReads,
     StoredHistory,
+    Sweep,
     history_items,
     session_fields,
 )
@@ -100,6 +101,7 @@ class PostgresStore(RowReads, BufferedWrites):
         self._local = threading.local()  # per thread: inside a unit (units do not nest)
         self._closed = False
         self._history = StoredHistory()
+        self._nonce_sweep = Sweep()
         self._retries = max(1, pool_size) + 1  # every pooled connection may be dead at once
         kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout))}
         try:
@@ -292,6 +294,14 @@ class PostgresStore(RowReads, BufferedWrites):
             if cur.rowcount == 1 and trace_head is not None:
                 conn.execute("INSERT INTO trace_heads (session, head) VALUES (%s, %s) ON CONFLICT (session) "
                              "DO UPDATE SET head = EXCLUDED.head", (session, trace_head))
+
+    def claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
+        """Record `nonce`; False when any worker recorded it before (see base.Store.claim_nonce)."""
+        with self._tx("record a request nonce") as (conn, _):
+            if self._nonce_sweep.due(now):
+                conn.execute("DELETE FROM nonces WHERE seen < %s", (now - keep,))
+            return conn.execute("INSERT INTO nonces (nonce, seen) VALUES (%s, %s) ON CONFLICT (nonce) DO NOTHING",
+                                (nonce, now)).rowcount == 1
 
     # ------------------------------------------------------------ reads
 

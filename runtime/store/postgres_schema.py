@@ -50,6 +50,14 @@ def _v3(conn: psycopg.Connection[Any]) -> None:
     conn.execute("CREATE TABLE trace_heads (session TEXT PRIMARY KEY, head TEXT NOT NULL)")
 
 
+def _v4(conn: psycopg.Connection[Any]) -> None:
+    """Signed requests' nonces (serve's replay check), shared by every worker, as in SQLite."""
+    _ddl(conn, """
+        CREATE TABLE nonces (nonce TEXT PRIMARY KEY, seen DOUBLE PRECISION NOT NULL);
+        CREATE INDEX nonces_seen ON nonces (seen)
+    """)
+
+
 # Index i migrates schema version i -> i+1, step for step with the SQLite store.
-MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3)
+MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4)
 assert len(MIGRATIONS) == SCHEMA_VERSION, "a schema change needs its PostgreSQL migration too"

@@ -51,6 +51,22 @@ class StoredHistory:
             self._known[session] = (version, messages, entities)
 
 
+class Sweep:
+    """When a store should next delete what has expired (request nonces): at most once a minute
+    per process, so recording a nonce is one statement almost always."""
+
+    def __init__(self, every: float = 60.0) -> None:
+        self.every = every
+        self._next = 0.0
+
+    def due(self, now: float) -> bool:
+        """True (and the next sweep scheduled) when a sweep is due at `now`."""
+        if now < self._next:
+            return False
+        self._next = now + self.every
+        return True
+
+
 def task_number(task_id: str) -> int:
     """The order of a task id ("t12" -> 12; anything else 0), stored beside the task's row."""
     return int(task_id[1:]) if task_id[:1] == "t" and task_id[1:].isdigit() else 0

@@ -32,6 +32,7 @@ from skillc.runtime.store.rows import (
     DECODE,
     ENCODE,
     StoredHistory,
+    Sweep,
     history_items,
     reply_doc,
     session_doc,
@@ -103,8 +104,16 @@ def _v3(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE trace_heads (session TEXT PRIMARY KEY, head TEXT NOT NULL)")
 
 
+def _v4(db: sqlite3.Connection) -> None:
+    """Signed requests' nonces (serve's replay check), kept across restarts and processes."""
+    _script(db, """
+        CREATE TABLE nonces (nonce TEXT PRIMARY KEY, seen REAL NOT NULL);
+        CREATE INDEX nonces_seen ON nonces (seen)
+    """)
+
+
 # Migrations from day one: index i migrates user_version i -> i+1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
@@ -183,6 +192,7 @@ class SQLiteStore(RowReads, BufferedWrites):
         self._buffer = []
         self._in_unit = False
         self._history = StoredHistory()
+        self._nonce_sweep = Sweep()
         try:
             self.db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
             self._retry_locked(lambda: self.db.execute("PRAGMA journal_mode=WAL"), busy_timeout)
@@ -288,6 +298,14 @@ class SQLiteStore(RowReads, BufferedWrites):
                                 (session, delivered_turn))
             if cur.rowcount == 1 and trace_head is not None:
                 _Unit(self.db, self._history).put_trace_head(session, trace_head)
+
+    def claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
+        """Record `nonce`; False when it was recorded before (see base.Store.claim_nonce)."""
+        with self._tx("record a request nonce"):
+            if self._nonce_sweep.due(now):
+                self.db.execute("DELETE FROM nonces WHERE seen < ?", (now - keep,))
+            return self.db.execute("INSERT OR IGNORE INTO nonces (nonce, seen) VALUES (?, ?)",
+                                   (nonce, now)).rowcount == 1
 
     @contextmanager
     def _tx(self, what: str) -> Iterator[None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 
 import pytest
 
@@ -50,3 +51,40 @@ def test_the_nonce_cache_forgets_only_outside_the_window() -> None:
     assert not cache.seen("n-000001", 100.0) and cache.seen("n-000001", 105.0)
     assert not cache.seen("n-000002", 200.0)  # n-000001 is long expired now
     assert not cache.seen("n-000001", 200.0)
+
+
+def test_a_nonce_recorded_in_a_shared_store_is_refused_by_every_worker(tmp_path: Any) -> None:
+    # Two workers (two stores on one database, two GatewayAuth objects): a request accepted by
+    # one is a replay for the other, and for a worker started after it.
+    from skillc.runtime.server.auth import StoredNonces
+    from skillc.runtime.store import SQLiteStore
+
+    now = 1_800_000_000.0
+    workers = []
+    for _ in range(3):
+        auth = GatewayAuth(secret="s3cret", skew=300, clock=lambda: now)
+        auth.nonces = StoredNonces(SQLiteStore(tmp_path / "shared.sqlite"), auth.skew)
+        workers.append(auth)
+    headers = {k.lower(): v for k, v in sign_request("s3cret", "GET", "/api/sessions", b"", {"userId": 1}, now=now).items()}
+    assert workers[0].identify("GET", "/api/sessions", headers, b"").owner == ":1"
+    for other in workers[1:]:
+        with pytest.raises(ApiError) as err:
+            other.identify("GET", "/api/sessions", headers, b"")
+        assert err.value.code == "AUTH_REPLAYED"
+
+
+def test_a_store_that_cannot_record_the_nonce_refuses_the_request() -> None:
+    from skillc.runtime.server.auth import StoredNonces
+    from skillc.runtime.store import StoreUnavailable
+
+    class Down:
+        def claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
+            raise StoreUnavailable("connection refused")
+
+    now = 1_800_000_000.0
+    auth = GatewayAuth(secret="s3cret", skew=300, clock=lambda: now)
+    auth.nonces = StoredNonces(Down(), auth.skew)
+    headers = {k.lower(): v for k, v in sign_request("s3cret", "GET", "/x", b"", {"userId": 1}, now=now).items()}
+    with pytest.raises(ApiError) as err:
+        auth.identify("GET", "/x", headers, b"")
+    assert err.value.code == "AUTH_UNAVAILABLE" and err.value.status == 503

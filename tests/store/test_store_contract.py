@@ -294,3 +294,36 @@ def test_evidence_since_a_number_keeps_every_unsettled_write(store_factory: Fact
     assert [e.id for e in store.evidence_of("s1", since=99)] == ["e2", "e4", "e6"]
     assert store.evidence_record("s1", "e1").status == "SUCCESS"
     assert store.evidence_record("s1", "e42") is None and store.evidence_record("s2", "e1") is None
+
+
+def test_a_nonce_is_claimed_once_across_stores_and_forgotten_after_keep(store_factory: Factory) -> None:
+    a, b = store_factory(), store_factory()
+    assert a.claim_nonce("n-1", now=1000.0, keep=600.0)
+    assert not a.claim_nonce("n-1", now=1001.0, keep=600.0)
+    assert not b.claim_nonce("n-1", now=1002.0, keep=600.0)  # another worker on the same database
+    assert b.claim_nonce("n-2", now=1003.0, keep=600.0)
+    fresh = store_factory()  # a worker started later sweeps what is older than `keep`
+    assert fresh.claim_nonce("n-3", now=1700.0, keep=600.0)
+    assert fresh.claim_nonce("n-1", now=1701.0, keep=600.0)  # long past its timestamp window: forgotten
+    assert fresh.raw("SELECT nonce FROM nonces ORDER BY nonce") == [("n-1",), ("n-3",)]
+
+
+def test_a_schema_3_sqlite_file_migrates_to_record_nonces(tmp_path: Any) -> None:
+    import sqlite3
+
+    from skillc.runtime.store import SQLiteStore
+    from skillc.runtime.store.sqlite import MIGRATIONS
+
+    path = tmp_path / "v3.sqlite"
+    db = sqlite3.connect(path, isolation_level=None)
+    for step in MIGRATIONS[:3]:  # a store written by the release before nonces were stored
+        step(db)
+    db.execute("PRAGMA user_version=3")
+    db.execute("""INSERT INTO sessions (id, doc, updated, version) VALUES ('s1', '{"id": "s1"}', 1.0, 1)""")
+    db.close()
+    store = SQLiteStore(path)
+    try:
+        assert store.raw("PRAGMA user_version") == [(4,)] and store.version_of("s1") == 1
+        assert store.claim_nonce("n-1", 10.0, 600.0) and not store.claim_nonce("n-1", 11.0, 600.0)
+    finally:
+        store.close()
