@@ -130,6 +130,7 @@ class Session:
         self.settings = runtime.settings
         self.rng = runtime.rng
         self._dirty: dict[str, Evidence] = {}
+        self._studio: tuple[dict[str, Any], dict[Any, Any]] | None = None  # the turn's studio (_reload)
         self.current_node: str | None = None  # the node whose tool call is under way
         self._ended: TaskState | None = None  # the active task, when it had ended before this turn
         self._durable = Durability(self)  # lease, units of work, lost replies
@@ -236,26 +237,34 @@ class Session:
             return await self.rt.gateway.call(tool, args, on_invoked=self.invoked)
         return await self.rt.gateway.call(tool, args)
 
+    def _skills(self) -> dict[str, Any]:
+        """The studio's skill modules: during a turn, those of the studio as the turn began."""
+        return self._studio[0] if self._studio is not None else self.rt.studio.skills
+
+    def _agents(self) -> dict[Any, Any]:
+        """The studio's agent templates: during a turn, those of the studio as the turn began."""
+        return self._studio[1] if self._studio is not None else self.rt.studio.agents
+
     def skill_module(self, key: str) -> Any:
         """The generated module of a loaded skill."""
-        return self.rt.studio.skills[key]
+        return self._skills()[key]
 
     def loadable_agents(self) -> list[str]:
         """Agents with at least one loadable skill."""
-        return [code for code, a in sorted(self.rt.studio.agents.items()) if self.agent_skills(code)]
+        return [code for code, a in sorted(self._agents().items()) if self.agent_skills(code)]
 
     def agent_skills(self, agent: str | None = None) -> list[str]:
         """The loadable skills of an agent (the active task's when None)."""
         code = agent or (self.task.agent if self.task else None)
-        template = self.rt.studio.agents.get(code)
+        template = self._agents().get(code)
         if template is None:
             return []
-        return [k for k in template.skills if k in self.rt.studio.skills]
+        return [k for k in template.skills if k in self._skills()]
 
     def agent_delegables(self) -> list[str]:
         """The skills of the active task's agent that a node may delegate to: the compiled
         template's delegation catalog (delegatable and read-only, §15), as far as they are loaded."""
-        template = self.rt.studio.agents.get(self.task.agent if self.task else None)
+        template = self._agents().get(self.task.agent if self.task else None)
         if template is None:
             return []
         loaded = set(self.agent_skills())
@@ -263,13 +272,13 @@ class Session:
 
     def provider_inputs(self, agent: str, skill: str) -> tuple[ProviderInput, ...]:
         """The provider inputs of `skill` in `agent`'s compiled template (§7), contract order."""
-        template = self.rt.studio.agents.get(agent)
+        template = self._agents().get(agent)
         return template.providers.get(skill, ()) if template is not None else ()
 
     def agent_profile(self, agent: str | None = None) -> dict[str, Any]:
         """An agent's descriptions, for prompts."""
         code = agent or (self.task.agent if self.task else "")
-        t = self.rt.studio.agents[code]
+        t = self._agents()[code]
         return {f: getattr(t, f) for f in ("agent_code", "agent_name", "identity_desc", "mission_desc",
                                            "boundary_desc", "style_desc", "principle_desc")}
 
@@ -332,6 +341,8 @@ class Session:
                 reply = await self._play(message, answer, client_message_id, same, agent)
             except StoreError as exc:
                 raise durable.fail(exc) from exc
+            finally:
+                self._studio = None  # between turns the live studio answers (see _reload)
             if late is not None and same is None:  # decision 21: a reply a dead turn never delivered comes first
                 reply.text = f"{late.text}\n\n{reply.text}"
             record = ReplyRecord(session=self.id, turn=self.session.turn, text=reply.text, task=reply.task,
@@ -378,9 +389,13 @@ class Session:
                          "and can continue.", False, task=self.task.id if self.task else None)
 
     def _reload(self) -> None:
+        """Refresh the studio, then pin it for the turn: a refresh meanwhile (another session's
+        turn, the studio feed) swaps whole dicts, so the pinned ones stay one consistent studio
+        and a node never meets two versions of its contract within one turn."""
         studio = self.rt.studio
         if hasattr(studio, "refresh"):
             studio.refresh()
+        self._studio = (studio.skills, studio.agents)
         for key, diags in sorted(getattr(studio, "rejected", {}).items()):
             self.emit("skill.rejected", skill=key,
                       diagnostics=[{"code": d.get("code"), "message": d.get("message")} for d in diags])

@@ -442,3 +442,36 @@ def test_a_task_stored_before_its_first_evidence_number_was_kept_loads_every_rec
             await other_gw.aclose()
 
     assert asyncio.run(go()) == ["e1", "e2"]
+
+
+def test_a_studio_refreshed_mid_turn_changes_nothing_in_that_turn(compiled: Path, tmp_path: Path) -> None:
+    # A refresh swaps the studio's dicts while another session's turn runs (serve's studio feed,
+    # a recompiled directory): a turn keeps the studio it began with; the next turn sees the new one.
+    world = World(compiled, tmp_path, BYPASS)
+
+    async def go() -> tuple[str, str]:
+        runtime, model, gateway = await world.runtime()
+        studio = runtime.studio
+        kept = (studio.skills, studio.agents)
+        complete = model.complete
+
+        async def refreshed_meanwhile(request: Any) -> Any:
+            studio.skills, studio.agents = {}, {}  # the skill and its agent are gone from the studio
+            return await complete(request)
+
+        model.complete = refreshed_meanwhile  # type: ignore[method-assign]
+        try:
+            s = await runtime.open_session(PLATFORM, session_id="s1")
+            model.load_turn([POST, FINISH])
+            during = (await s.send(USER)).text
+            model.complete = complete  # type: ignore[method-assign]
+            studio.refresh = lambda: False  # the emptied studio stays for the next turn
+            after = (await s.send("Book 10 under reference R-7002")).text
+            studio.skills, studio.agents = kept
+            return during, after
+        finally:
+            await gateway.aclose()
+
+    during, after = asyncio.run(go())
+    assert "Booked R-7001" in during
+    assert "R-7002" not in after and posts(world.records) == 1
