@@ -47,14 +47,19 @@ class EvidenceIndex:
 
     def __init__(self, evidence: dict[str, Evidence]) -> None:
         self.evidence = evidence
-        self.upto = 1  # the next evidence number not looked at yet
+        self.upto = 0  # the next evidence number not looked at yet (0: none looked at)
         self.unsettled: set[str] = set()  # registered ids not SUCCESS/FAILED yet (or not seen yet)
         self.by_value: dict[tuple[Any, ...], list[str]] = {}
         self.completed: set[tuple[str, str, str | None]] = set()  # (task, node, tool) / (task, node, None)
 
     def sync(self, next_evidence: int) -> None:
         """Take in records registered or settled since the last call."""
-        if self.upto < next_evidence:
+        if self.upto == 0:
+            # first look: the records held now, not every number since e1 (a session at turn
+            # 1,000 holds its active task's few, numbered in the thousands)
+            self.unsettled.update(self.evidence)
+            self.upto = next_evidence
+        elif self.upto < next_evidence:
             self.unsettled.update(f"e{n}" for n in range(self.upto, next_evidence))
             self.upto = next_evidence
         # A new set each time, not discards from the old one: a set never shrinks, and iterating

@@ -125,3 +125,24 @@ def test_the_set_of_unsettled_ids_does_not_keep_the_size_it_once_had() -> None:
     index = evidence_index(env)
     assert index.unsettled == set()
     assert sys.getsizeof(index.unsettled) == sys.getsizeof(set())
+
+
+class _CountingDict(dict):  # type: ignore[type-arg]
+    lookups = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        type(self).lookups += 1
+        return super().get(key, default)
+
+
+def test_a_new_index_looks_at_the_records_held_not_every_number_since_e1() -> None:
+    # A session at turn 1,000 holds its active task's few records, numbered in the tens of
+    # thousands; its index (rebuilt for each task) must not walk every number since e1.
+    env = _env([])
+    env.evidence = _CountingDict()
+    for i in (50_001, 50_002, 50_003):
+        env.evidence[f"e{i}"] = Evidence(id=f"e{i}", task="t9", node="n1", tool="r", args={}, status="SUCCESS",
+                                         business_ok=True, values={"a": i}, seq=i)
+    env.session.next_evidence = 50_004
+    index = evidence_index(env)
+    assert _CountingDict.lookups <= 3 and index.holding(50_002) == ["e50002"]
