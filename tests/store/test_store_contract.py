@@ -201,20 +201,26 @@ def test_the_trace_head_is_kept_with_the_unit_and_at_release(store_factory: Fact
     assert b.trace_head("s1") == "dd" * 32 and b.trace_head("s2") is None
 
 
-def test_a_schema_2_sqlite_file_migrates_to_keep_trace_heads(tmp_path: Any) -> None:
+def _sqlite_store_at_schema(path: Any, version: int) -> Any:
+    """A SQLite file as release `version` of the schema left it (session s1 in it), opened now."""
     import sqlite3
 
-    from skillc.runtime.store import SCHEMA_VERSION, SQLiteStore
+    from skillc.runtime.store import SQLiteStore
     from skillc.runtime.store.sqlite import MIGRATIONS
 
-    path = tmp_path / "old.sqlite"
     db = sqlite3.connect(path, isolation_level=None)
-    for step in MIGRATIONS[:2]:  # a store written by the previous release
+    for step in MIGRATIONS[:version]:
         step(db)
-    db.execute("PRAGMA user_version=2")
+    db.execute(f"PRAGMA user_version={version}")
     db.execute("""INSERT INTO sessions (id, doc, updated, version) VALUES ('s1', '{"id": "s1"}', 1.0, 1)""")
     db.close()
-    store = SQLiteStore(path)
+    return SQLiteStore(path)
+
+
+def test_a_schema_2_sqlite_file_migrates_to_keep_trace_heads(tmp_path: Any) -> None:
+    from skillc.runtime.store import SCHEMA_VERSION
+
+    store = _sqlite_store_at_schema(tmp_path / "old.sqlite", 2)  # a store written by an earlier release
     try:
         assert store.raw("PRAGMA user_version") == [(SCHEMA_VERSION,)] and SCHEMA_VERSION >= 3
         assert store.trace_head("s1") is None and store.version_of("s1") == 1
@@ -309,19 +315,7 @@ def test_a_nonce_is_claimed_once_across_stores_and_forgotten_after_keep(store_fa
 
 
 def test_a_schema_3_sqlite_file_migrates_to_record_nonces(tmp_path: Any) -> None:
-    import sqlite3
-
-    from skillc.runtime.store import SQLiteStore
-    from skillc.runtime.store.sqlite import MIGRATIONS
-
-    path = tmp_path / "v3.sqlite"
-    db = sqlite3.connect(path, isolation_level=None)
-    for step in MIGRATIONS[:3]:  # a store written by the release before nonces were stored
-        step(db)
-    db.execute("PRAGMA user_version=3")
-    db.execute("""INSERT INTO sessions (id, doc, updated, version) VALUES ('s1', '{"id": "s1"}', 1.0, 1)""")
-    db.close()
-    store = SQLiteStore(path)
+    store = _sqlite_store_at_schema(tmp_path / "v3.sqlite", 3)  # written before nonces were stored
     try:
         assert store.raw("PRAGMA user_version") == [(4,)] and store.version_of("s1") == 1
         assert store.claim_nonce("n-1", 10.0, 600.0) and not store.claim_nonce("n-1", 11.0, 600.0)
