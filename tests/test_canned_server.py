@@ -13,7 +13,7 @@ from skillc.runtime.mcp import McpGateway
 from skillc.scenario import build_canned_server
 
 pytestmark = pytest.mark.anyio
-TOOL_TIMEOUT = 0.3  # the runner's short tool timeout; the only wait in these tests
+TOOL_TIMEOUT = 1.0  # the scenario runner's tool timeout (0.3 s was missed under CI load); the only wait here
 
 
 @pytest.fixture

@@ -175,6 +175,37 @@ def test_follow_up_answered_inline_then_a_write_rejected(page_as: Any, fake_mode
     assert page.js_errors == []
 
 
+def test_a_session_still_loading_does_not_wipe_what_a_run_drew(page_as: Any, fake_model: Any) -> None:
+    # Opening a session fetches its trace; a message sent before that fetch returns runs and draws
+    # a follow-up card. The late load must not redraw the log from what it read before the run
+    # (the card would vanish, or the answer typed into it with it).
+    page = page_as(ALICE)
+    page.goto("/console/#/chat")
+    held: list[Any] = []
+    page.route(re.compile(r".*/api/sessions/[^/]+/trace.*"), lambda route: held.append(route))
+    page.click("#new-session")
+    expect(page).to_have_url(re.compile(r"#/chat/[^/]+$"))
+    expect(page.locator("#session-id")).to_be_visible()  # the session's view is drawn, its load held
+    fake_model.add(
+        ROUTE_EDITOR,
+        call("cms_space_list", {}),
+        call("cms_article_create", {"spaceId": 3}),  # no title: the user must be asked
+        call("builtin_node_follow_up", {"question": "Which space?", "expectedFields": ["title"]}),
+    )
+    page.fill("#chat-input", "Create an article in the Website space")
+    page.click("#chat-send")
+    card = page.locator(".card.open[data-kind=FOLLOW_UP]")
+    expect(card.locator(".summary")).to_have_text("Which space?")
+    assert held, "the session's trace was not fetched while the run went on"
+    for route in held:
+        route.continue_()
+    page.unroute(re.compile(r".*/api/sessions/[^/]+/trace.*"))
+    page.wait_for_timeout(300)  # the late load's answers arrive and are looked at
+    expect(card.locator(".summary")).to_have_text("Which space?")
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder", "Answer the question above…")
+    _drained(fake_model)
+
+
 def test_cancel_on_an_approval_card_cancels_the_task(page_as: Any, fake_model: Any) -> None:
     page = page_as(ALICE)
     page.goto("/console/#/chat")

@@ -33,6 +33,7 @@ class Chat {
     Object.assign(this, { root, sid, ctx, studio, refreshSessions });
     this.interrupt = null;
     this.busy = false;
+    this.loads = 0; // bumped by every load and run; a load draws only if nothing came after it
   }
 
   layout(sessions) {
@@ -102,9 +103,13 @@ class Chat {
 
   /** Draw the conversation so far from the trace, then the pending question. */
   async load() {
-    this.interrupt = null;
+    // A run started while this load was fetching (a message sent right after opening the
+    // session) has drawn newer things than this load read: it must not wipe them.
+    const token = ++this.loads;
     const [events, pending, state] = await Promise.all([getTrace(PATHS.trace(this.sid)), getJSON(PATHS.pending(this.sid)),
       getJSON(PATHS.state(this.sid)), toolLabels()]);
+    if (token !== this.loads || this.busy) return;
+    this.interrupt = null;
     replace(this.log);
     this.drawTask(state);
     const resumed = events.filter((e) => e.type === "node.resumed");
@@ -193,6 +198,7 @@ class Chat {
   /** One AG-UI run; live progress, the reply or the next question. */
   async run(extra, followUpText) {
     const card = this.log.querySelector(".card.open");
+    this.loads++; // a load still fetching is older than this run: it draws nothing (see load)
     this.busy = true;
     this.composerState();
     const progress = new Map(); // tool → its latest progress line
