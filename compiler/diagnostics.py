@@ -75,6 +75,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "SC504": ("warning", "skill without a manual"),
     "SC505": ("warning", "skill.yaml field shadowed by the file beside it, or skill_key unlike the folder"),
     "SC506": ("error", "studio text the border refuses (lone surrogate, not UTF-8, too long, too deep): the record is unreadable and dropped"),
+    "SC507": ("error", "a skill.yaml or agent file that is not a YAML mapping: that record is unreadable and dropped"),
     "SC601": ("warning", "(check --servers) a toolName no configured MCP server serves"),
     "SC602": ("warning", "(check --servers) a contract READ whose MCP tool says destructiveHint"),
     "SC603": ("note", "(check --servers) a contract WRITE whose MCP tool says readOnlyHint"),

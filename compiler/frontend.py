@@ -30,9 +30,10 @@ class FrontendResult:
 
 
 def refusal_diagnostic(r: ir.Refusal) -> Diagnostic:
-    """SC506 for a studio record the border refused (compiler.studio_border), at its position."""
+    """SC506 for a studio record the border refused (compiler.studio_border), SC507 for a record
+    file that is not a YAML mapping, at its position."""
     span = ir.Span(line=r.line, column=r.column, end_line=r.line, end_column=r.end_column)
-    d = make(BORDER_CODE, "error", r.message, text=None, span=span, skill=r.key if r.kind == "skill" else None, file=r.file)
+    d = make(r.code or BORDER_CODE, "error", r.message, text=None, span=span, skill=r.key if r.kind == "skill" else None, file=r.file)
     return d.model_copy(update={"excerpt": r.excerpt})
 
 

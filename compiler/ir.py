@@ -334,6 +334,7 @@ class Refusal(BaseModel):
     key: str
     message: str
     file: str
+    code: str = "SC506"  # SC506: text the border refuses; SC507: a record file that is not YAML
     line: int = 1
     column: int = 1
     end_column: int = 2

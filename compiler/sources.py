@@ -125,20 +125,22 @@ def _str_list(value: Any, where: str, *, lenient: bool = False) -> list[str]:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    """A record's YAML mapping; `sb.Unreadable` when the file is not UTF-8 or too long (the record
-    is refused), SourceError when it is not YAML (the studio cannot be read)."""
+    """A record's YAML mapping; `sb.Unreadable` when the file is not UTF-8 or too long (SC506) or
+    not a YAML mapping (SC507): that one record is refused and the rest of the studio is read."""
     try:
-        data = yaml.safe_load(sb.read_file(path))
+        text = sb.read_file(path)
+        data = yaml.safe_load(text)
     except OSError as exc:
         raise SourceError(f"{path}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise SourceError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise sb.Unreadable(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", line, column,
+                            text if mark else None, code=sb.NOT_YAML) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise SourceError(f"{path}: expected a mapping of fields")
+        raise sb.Unreadable(f"a YAML {type(data).__name__}, not a mapping of fields", code=sb.NOT_YAML)
     return data
 
 
@@ -160,7 +162,7 @@ def _yaml_place(path: Path) -> Any:
 def _unreadable(kind: sb.Kind, key: str, path: Path, exc: sb.Unreadable) -> ir.Refusal:
     span = ir.Span(line=exc.line, column=exc.column, end_line=exc.line, end_column=exc.column + 1)
     return sb.refusal(kind, key, f"{path.name}: {exc.message}: the {kind} cannot be read and is dropped", str(path),
-                      text=exc.text, span=span if exc.text is not None else None)
+                      text=exc.text, span=span if exc.text is not None else None, code=exc.code)
 
 
 def _dir_skill(d: Path) -> ir.SkillProfile | None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from skillc.compiler.jsonc import J
 
 CODE = "SC506"
+NOT_YAML = "SC507"  # a skill.yaml or agent file that is not a YAML mapping: that record unreadable
 LIMITS = border.DEFAULT
 # A file bigger than this many bytes cannot decode to a string within the limit (UTF-8 takes at
 # least one byte a character), so it is refused without being read into memory.
@@ -63,22 +64,23 @@ def excerpt(text: str, line: int, column: int, end_column: int) -> str:
 
 
 def refusal(kind: Kind, key: str, message: str, file: str, *, text: str | None = None,
-            span: ir.Span | None = None) -> ir.Refusal:
+            span: ir.Span | None = None, code: str = CODE) -> ir.Refusal:
     """An `ir.Refusal` at `span` of `text` (line 1 column 1 of `file` when unknown)."""
     line, column, end = (span.line, span.column, span.end_column if span.end_line == span.line else span.column + 1) \
         if span is not None else (1, 1, 2)
     end = max(end, column + 1)
     shown = excerpt(text, line, column, end) if text is not None and span is not None else ""
     return ir.Refusal(kind=kind, key=border.clean_text(key, 200), message=message, file=border.clean_text(file, 1000),
-                      line=line, column=column, end_column=end, excerpt=shown)
+                      line=line, column=column, end_column=end, excerpt=shown, code=code)
 
 
 class Unreadable(Exception):
     """A file beside skill.yaml whose text the border refuses: `message` and where (line, column)."""
 
-    def __init__(self, message: str, line: int = 1, column: int = 1, text: str | None = None) -> None:
+    def __init__(self, message: str, line: int = 1, column: int = 1, text: str | None = None,
+                 code: str = CODE) -> None:
         super().__init__(message)
-        self.message, self.line, self.column, self.text = message, line, column, text
+        self.message, self.line, self.column, self.text, self.code = message, line, column, text, code
 
 
 def read_file(path: Path) -> str:

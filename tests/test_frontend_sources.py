@@ -112,5 +112,7 @@ def test_unreadable_sources(tmp_path: Path) -> None:
     bad = tmp_path / "s"
     (bad / "agents").mkdir(parents=True)
     (bad / "agents" / "a.yaml").write_text("skills: [a\n")
-    with pytest.raises(SourceError, match=r"a\.yaml:\d+:\d+: invalid YAML"):
-        load_studio(bad)
+    # an agent file that is not YAML is that record unreadable (SC507), not the whole studio
+    (refusal,) = load_studio(bad).refused
+    assert refusal.code == "SC507" and refusal.file.endswith("a.yaml") and refusal.line == 2
+    assert "invalid YAML" in refusal.message
