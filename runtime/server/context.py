@@ -166,10 +166,11 @@ class ServerContext:
             if session is not None:
                 self._sessions.move_to_end(session_id)
             else:
-                state = self.runtime.store.get_session(session_id)
-                if state is None and not create:
+                # the owner from the session's row alone: its history is read once, by open_session
+                stored = self.runtime.store.session_head(session_id)
+                if stored is None and not create:
                     raise ApiError("SESSION_NOT_FOUND", f"no session {session_id}")
-                if state is not None and owner_of(state.platform) != identity.owner:
+                if stored is not None and owner_of(stored.platform) != identity.owner:
                     raise ApiError("SESSION_FORBIDDEN", f"session {session_id} belongs to another caller")
                 session = await self.runtime.open_session(dict(identity.platform), session_id=session_id)
                 self.adopt(session)
@@ -204,7 +205,7 @@ class ServerContext:
         store = self.runtime.store
         out = []
         for sid, updated in store.sessions():
-            state = store.get_session(sid)
+            state = store.session_head(sid)  # the row only: a list must not read every history
             if state is None or owner_of(state.platform) != identity.owner:
                 continue
             pending = None

@@ -62,7 +62,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         else:
             if not isinstance(sid, str):
                 raise ApiError("INVALID_INPUT", "id must be a string")
-            if ctx.runtime.store.get_session(sid) is not None:
+            if ctx.runtime.store.version_of(sid) != 0:
                 raise ApiError("SESSION_EXISTS", f"session {sid} already exists")
             session = await ctx.session(identity, sid, create=True)
         return JSONResponse({"id": session.id, "state": _jsonable(session.state())}, status_code=201)

@@ -189,6 +189,10 @@ class Store(Protocol):
     def open_tasks(self, session_id: str) -> list[TaskState]:
         """Tasks of the session that are neither DONE, FAILED nor CANCELLED."""
 
+    def session_head(self, session_id: str) -> SessionState | None:
+        """The stored session's row alone (platform, counters, values, active task, version),
+        history lists empty; None when there is no such session."""
+
     def evidence_of(self, session_id: str, since: int = 0) -> list[Evidence]:
         """Evidence of a session in creation order: all of it, or with `since` the records
         numbered `since` or later and every write still unsettled (STARTED, UNKNOWN,

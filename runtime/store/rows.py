@@ -205,6 +205,17 @@ class RowReads:
                           "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,))
         return [task_from(session_id, tid, doc) for tid, doc in rows]
 
+    def session_head(self, session_id: str) -> SessionState | None:
+        """The stored session's row alone (platform, counters, values, active task, version), its
+        history lists left empty; None when there is no such session. For an ownership check or
+        a list of sessions, which must not read every session's whole history."""
+        rows = self._read(session_id, "session", "SELECT doc, version FROM sessions WHERE id = ?", (session_id,))
+        if not rows:
+            return None
+        if not isinstance(rows[0][1], int):
+            raise StoreCorrupt(session_id, "session", "version is not an integer")
+        return SessionState(**session_fields(rows[0][0], session_id), version=rows[0][1])
+
     def evidence_of(self, session_id: str, since: int = 0) -> list[Evidence]:
         """Evidence of a session in creation order (see base.Store.evidence_of)."""
         if since <= 1:

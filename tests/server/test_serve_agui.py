@@ -282,3 +282,23 @@ def test_a_message_sent_again_gets_the_reply_already_given(alice: Client, model:
     assert second.outcome == {"type": "success"} and second.reply == first.reply
     assert len(model.requests) == asked and not second.of("TOOL_CALL_START")
     assert [e["type"] for e in alice.trace("again")].count("task.planned") == 1
+
+
+def test_listing_and_checking_sessions_reads_no_history(alice: Client, bob: Client, served: Any) -> None:
+    # GET /api/sessions (the console asks after every run) and the ownership check of a session
+    # read each session's row only: a store with long sessions must not be read whole per request.
+    assert alice.request("POST", "/api/sessions", {"id": "alice-rows"}).status_code == 201
+    store = served.app.state.ctx.runtime.store
+    whole = store.get_session
+
+    def refused(session_id: str) -> Any:
+        raise AssertionError(f"the whole session {session_id} was read")
+
+    store.get_session = refused  # instance attribute: the class is untouched
+    try:
+        assert "alice-rows" in [s["id"] for s in alice.request("GET", "/api/sessions").json()["sessions"]]
+        resp = bob.request("GET", "/api/sessions/alice-rows")
+        assert (resp.status_code, resp.json()["error"]["code"]) == (403, "SESSION_FORBIDDEN")
+        assert alice.request("POST", "/api/sessions", {"id": "alice-rows"}).json()["error"]["code"] == "SESSION_EXISTS"
+    finally:
+        store.get_session = whole

@@ -321,3 +321,17 @@ def test_a_schema_3_sqlite_file_migrates_to_record_nonces(tmp_path: Any) -> None
         assert store.claim_nonce("n-1", 10.0, 600.0) and not store.claim_nonce("n-1", 11.0, 600.0)
     finally:
         store.close()
+
+
+def test_the_session_head_is_the_row_without_its_history(store_factory: Factory) -> None:
+    store = store_factory()
+    s = _session()
+    s.user_messages.append({"turn": 1, "text": "hi"})
+    s.entities.append({"type": "article", "id": 1})
+    s.turn, s.active_task = 3, "t2"
+    with store.unit("s1") as uow:
+        uow.put_session(s, 1.0)
+    head = store.session_head("s1")
+    assert head is not None and head.platform == {"userId": 7} and head.turn == 3 and head.active_task == "t2"
+    assert head.version == s.version and head.user_messages == [] and head.entities == []
+    assert store.session_head("nope") is None
