@@ -206,6 +206,39 @@ def test_a_session_still_loading_does_not_wipe_what_a_run_drew(page_as: Any, fak
     _drained(fake_model)
 
 
+def test_typing_into_a_card_stays_there_when_the_runs_last_refresh_lands(page_as: Any, fake_model: Any) -> None:
+    # A run ends by refreshing the session list; the person may already be typing the answer into
+    # the follow-up card. The console once moved focus to the composer when that refresh landed,
+    # so the rest of the answer went there (seen as a CI flake of the follow-up test).
+    page = page_as(ALICE)
+    page.goto("/console/#/chat")
+    page.click("#new-session")
+    expect(page.locator("#session-id")).to_be_visible()
+    held: list[Any] = []
+    sessions = re.compile(r".*/api/sessions(\?.*)?$")
+    page.route(sessions, lambda route: held.append(route) if route.request.method == "GET" else route.continue_())
+    fake_model.add(
+        ROUTE_EDITOR,
+        call("cms_space_list", {}),
+        call("cms_article_create", {"spaceId": 3}),  # no title: the user must be asked
+        call("builtin_node_follow_up", {"question": "What should the title be?", "expectedFields": ["title"]}),
+    )
+    page.fill("#chat-input", "Create an article in the Website space")
+    page.click("#chat-send")
+    card = page.locator(".card.open[data-kind=FOLLOW_UP]")
+    expect(card.locator(".summary")).to_have_text("What should the title be?")
+    card.locator(".followup-input").click()
+    page.keyboard.type("Autumn")
+    for route in held:
+        route.continue_()
+    page.unroute(sessions)
+    page.wait_for_timeout(300)  # the refresh lands and the session list is drawn
+    page.keyboard.type(" news")
+    expect(card.locator(".followup-input")).to_have_value("Autumn news")
+    expect(page.locator("#chat-input")).to_have_value("")
+    _drained(fake_model)
+
+
 def test_cancel_on_an_approval_card_cancels_the_task(page_as: Any, fake_model: Any) -> None:
     page = page_as(ALICE)
     page.goto("/console/#/chat")

@@ -278,8 +278,11 @@ class Chat {
     this.busy = false;
     this.composerState();
     this.log.scrollTop = this.log.scrollHeight;
-    this.drawSessions(await this.refreshSessions());
+    // Focus the composer now, in the same task that drew the card: after the await below the
+    // person may be typing into the card's own answer box, and moving focus then sent their
+    // keystrokes into the composer (the answer lost, the card answered with nothing).
     if (!this.input.disabled) this.input.focus();
+    this.drawSessions(await this.refreshSessions());
   }
 }
 
