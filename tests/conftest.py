@@ -30,3 +30,13 @@ def checker() -> ModuleType:
     if module is None:
         pytest.skip(REASON)
     return module
+
+
+@pytest.fixture
+def studio(tmp_path: Path) -> Path:
+    """A copy of examples/studio under tmp_path, for a test that damages one of its records."""
+    import shutil
+
+    root = tmp_path / "studio"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "studio", root)
+    return root

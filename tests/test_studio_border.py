@@ -18,13 +18,6 @@ STUDIO = Path(__file__).resolve().parents[1] / "examples" / "studio"
 TAG = "cms.article.tag"
 
 
-@pytest.fixture
-def studio(tmp_path: Path) -> Path:
-    root = tmp_path / "studio"
-    shutil.copytree(STUDIO, root)
-    return root
-
-
 def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     """Run skillc in-process; no traceback and no internal error may reach the person."""
     status = skillc(args)

@@ -4,7 +4,6 @@ other 99 skills' diagnostics)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,13 +12,6 @@ from skillc.main import run as skillc
 from skillc.runtime.loader import load_compiled
 
 STUDIO = Path(__file__).resolve().parents[1] / "examples" / "studio"
-
-
-@pytest.fixture
-def studio(tmp_path: Path) -> Path:
-    root = tmp_path / "studio"
-    shutil.copytree(STUDIO, root)
-    return root
 
 
 def _check(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, dict]:

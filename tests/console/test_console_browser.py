@@ -28,6 +28,37 @@ def _drained(fake: Any) -> None:
     assert fake.remaining == 0, "the model script was not used up: the runtime asked for less than planned"
 
 
+def _new_session(page: Any) -> None:
+    """Open the chat and start a new session; its view is drawn when this returns."""
+    page.goto("/console/#/chat")
+    page.click("#new-session")
+    expect(page).to_have_url(re.compile(r"#/chat/[^/]+$"))
+    expect(page.locator("#session-id")).to_be_visible()
+
+
+def _asked_for_a_title(page: Any, fake_model: Any) -> Any:
+    """Send a message the agent answers with a follow-up question for the title; its open card."""
+    fake_model.add(
+        ROUTE_EDITOR,
+        call("cms_space_list", {}),
+        call("cms_article_create", {"spaceId": 3}),  # no title: the user must be asked
+        call("builtin_node_follow_up", {"question": "What should the title be?", "expectedFields": ["title"]}),
+    )
+    page.fill("#chat-input", "Create an article in the Website space")
+    page.click("#chat-send")
+    card = page.locator(".card.open[data-kind=FOLLOW_UP]")
+    expect(card.locator(".summary")).to_have_text("What should the title be?")
+    return card
+
+
+def _release(page: Any, pattern: Any, held: list[Any]) -> None:
+    """Let the held requests go, stop holding new ones, and give their answers time to land."""
+    for route in held:
+        route.continue_()
+    page.unroute(pattern)
+    page.wait_for_timeout(300)
+
+
 def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(page_as: Any, fake_model: Any) -> None:
     page = page_as(ALICE)
     page.goto("/console/#/chat")
@@ -126,22 +157,10 @@ def test_chat_approve_then_trace_shows_the_settled_write_and_the_refused_call(pa
 
 def test_follow_up_answered_inline_then_a_write_rejected(page_as: Any, fake_model: Any) -> None:
     page = page_as(ALICE)
-    page.goto("/console/#/chat")
-    page.click("#new-session")
-    expect(page).to_have_url(re.compile(r"#/chat/[^/]+$"))
-    expect(page.locator("#session-id")).to_be_visible()
+    _new_session(page)
     sid = page.url.rsplit("/", 1)[1]
 
-    fake_model.add(
-        ROUTE_EDITOR,
-        call("cms_space_list", {}),
-        call("cms_article_create", {"spaceId": 3}),  # no title: the user must be asked
-        call("builtin_node_follow_up", {"question": "What should the title be?", "expectedFields": ["title"]}),
-    )
-    page.fill("#chat-input", "Create another article in the Website space")
-    page.click("#chat-send")
-    follow = page.locator(".card.open[data-kind=FOLLOW_UP]")
-    expect(follow.locator(".summary")).to_have_text("What should the title be?")
+    follow = _asked_for_a_title(page, fake_model)
     expect(page.locator("#chat-input")).to_have_attribute("placeholder", "Answer the question above…")
     _drained(fake_model)
 
@@ -180,28 +199,14 @@ def test_a_session_still_loading_does_not_wipe_what_a_run_drew(page_as: Any, fak
     # a follow-up card. The late load must not redraw the log from what it read before the run
     # (the card would vanish, or the answer typed into it with it).
     page = page_as(ALICE)
-    page.goto("/console/#/chat")
     held: list[Any] = []
-    page.route(re.compile(r".*/api/sessions/[^/]+/trace.*"), lambda route: held.append(route))
-    page.click("#new-session")
-    expect(page).to_have_url(re.compile(r"#/chat/[^/]+$"))
-    expect(page.locator("#session-id")).to_be_visible()  # the session's view is drawn, its load held
-    fake_model.add(
-        ROUTE_EDITOR,
-        call("cms_space_list", {}),
-        call("cms_article_create", {"spaceId": 3}),  # no title: the user must be asked
-        call("builtin_node_follow_up", {"question": "Which space?", "expectedFields": ["title"]}),
-    )
-    page.fill("#chat-input", "Create an article in the Website space")
-    page.click("#chat-send")
-    card = page.locator(".card.open[data-kind=FOLLOW_UP]")
-    expect(card.locator(".summary")).to_have_text("Which space?")
+    trace = re.compile(r".*/api/sessions/[^/]+/trace.*")
+    page.route(trace, lambda route: held.append(route))
+    _new_session(page)  # its view is drawn, its load held
+    card = _asked_for_a_title(page, fake_model)
     assert held, "the session's trace was not fetched while the run went on"
-    for route in held:
-        route.continue_()
-    page.unroute(re.compile(r".*/api/sessions/[^/]+/trace.*"))
-    page.wait_for_timeout(300)  # the late load's answers arrive and are looked at
-    expect(card.locator(".summary")).to_have_text("Which space?")
+    _release(page, trace, held)
+    expect(card.locator(".summary")).to_have_text("What should the title be?")
     expect(page.locator("#chat-input")).to_have_attribute("placeholder", "Answer the question above…")
     _drained(fake_model)
 
@@ -211,28 +216,14 @@ def test_typing_into_a_card_stays_there_when_the_runs_last_refresh_lands(page_as
     # the follow-up card. The console once moved focus to the composer when that refresh landed,
     # so the rest of the answer went there (seen as a CI flake of the follow-up test).
     page = page_as(ALICE)
-    page.goto("/console/#/chat")
-    page.click("#new-session")
-    expect(page.locator("#session-id")).to_be_visible()
+    _new_session(page)
     held: list[Any] = []
     sessions = re.compile(r".*/api/sessions(\?.*)?$")
     page.route(sessions, lambda route: held.append(route) if route.request.method == "GET" else route.continue_())
-    fake_model.add(
-        ROUTE_EDITOR,
-        call("cms_space_list", {}),
-        call("cms_article_create", {"spaceId": 3}),  # no title: the user must be asked
-        call("builtin_node_follow_up", {"question": "What should the title be?", "expectedFields": ["title"]}),
-    )
-    page.fill("#chat-input", "Create an article in the Website space")
-    page.click("#chat-send")
-    card = page.locator(".card.open[data-kind=FOLLOW_UP]")
-    expect(card.locator(".summary")).to_have_text("What should the title be?")
+    card = _asked_for_a_title(page, fake_model)
     card.locator(".followup-input").click()
     page.keyboard.type("Autumn")
-    for route in held:
-        route.continue_()
-    page.unroute(sessions)
-    page.wait_for_timeout(300)  # the refresh lands and the session list is drawn
+    _release(page, sessions, held)  # the refresh lands and the session list is drawn
     page.keyboard.type(" news")
     expect(card.locator(".followup-input")).to_have_value("Autumn news")
     expect(page.locator("#chat-input")).to_have_value("")
