@@ -23,7 +23,6 @@ import argparse
 import json
 import re
 import shutil
-import statistics
 import sys
 import tempfile
 import threading

@@ -163,8 +163,6 @@ def _copy(v: Any) -> Any:
 
 def refusal(value: Any, limits: Limits = DEFAULT) -> str | None:
     """Why `value` cannot be kept (what `check` would refuse), or None when it can."""
-    if _acceptable(value, limits):
-        return None
     try:
         check(value, limits)
     except Refused as exc:
@@ -181,17 +179,18 @@ def parse(text: str | bytes, limits: Limits = DEFAULT) -> Any:
             raise Refused("unicode", "", f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     if len(text) > limits.max_text:
         raise Refused("size", "", f"a text of {len(text)} characters (limit {limits.max_text})")
-    if len(text) <= min(limits.max_string, 2 * limits.max_items) \
-            and text.count("[") + text.count("{") <= limits.max_depth:
-        # No string, value count or nesting of a text this short can pass a limit, and orjson
-        # refuses lone surrogates and non-finite numbers (jsontext: and long integers): a value
-        # it reads needs no walk. What it refuses takes the full path below.
-        try:
-            return jsontext.loads_exact(text)
-        except ValueError:
-            pass
     try:
-        value = jsontext.loads(text)
+        try:
+            value = jsontext.loads_exact(text)
+        except ValueError:  # what orjson refuses or would misread: the standard library reads it or says why not
+            value = jsontext.loads_standard(text)
+        else:
+            if len(text) <= min(limits.max_string, 2 * limits.max_items) \
+                    and text.count("[") + text.count("{") <= limits.max_depth:
+                # No string, value count or nesting of a text this short can pass a limit, and
+                # orjson refused lone surrogates and non-finite numbers (jsontext: and long
+                # integers): the value needs no walk.
+                return value
     except json.JSONDecodeError as exc:
         raise Refused("json", "", f"not valid JSON: {exc.msg} at column {exc.colno}") from exc
     except RecursionError as exc:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime.state import OPEN_STATUSES, NodeState
+from skillc.runtime.state import NodeState
 from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import PLATFORM_FIELDS, SideEffect, Source
+from skillc.runtime.vocab import OPEN_STATUSES, PLATFORM_FIELDS, SideEffect, Source
 from skillc.runtime.indexes import evidence_index
 from skillc.runtime.seams import active_task
 

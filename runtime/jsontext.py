@@ -18,7 +18,6 @@ module: those keep their canonical standard-library form.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 try:  # a declared dependency; the standard library alone still works
@@ -62,11 +61,16 @@ def _has_long_number(text: str | bytes) -> bool:
     return _LONG_RUN in data.translate(_DIGITS)
 
 
+def loads_standard(text: str | bytes) -> Any:
+    """The value of JSON text read by the standard library; `json.JSONDecodeError` (with its
+    message and position) when it is not JSON."""
+    return _STD_DECODE(text) if isinstance(text, str) else json.loads(text)
+
+
 def loads(text: str | bytes) -> Any:
     """The value of JSON text; `json.JSONDecodeError` (the standard library's, with its message
     and position) when it is not JSON."""
     try:
         return loads_exact(text)
     except ValueError:
-        pass  # the standard library reads what orjson refuses, or says why not
-    return _STD_DECODE(text) if isinstance(text, str) else json.loads(text)
+        return loads_standard(text)  # reads what orjson refuses, or says why not

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from skillc.runtime import border, builtins, lifecycle
 from skillc.runtime.chain import CallResult, object_args, run_chain
 from skillc.runtime.evidence import settle_open_writes
-from skillc.runtime.lifecycle import DONE, FAILED, SUSPENDED, finish_node
+from skillc.runtime.lifecycle import DONE, FAILED, finish_node
 from skillc.runtime.model.base import ModelRequest, ToolCall
 from skillc.runtime.prompting import tool_specs
 from skillc.runtime.state import NodeState

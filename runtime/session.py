@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Callable
 
-from skillc.runtime import evidence as evidence_
 from skillc.runtime import border, lifecycle, tasks
 from skillc.runtime.paths import get_path
 from skillc.runtime.values import has_value
@@ -25,14 +24,13 @@ from skillc.runtime.lifecycle import FINAL, finish_node, question_of
 from skillc.runtime.model.base import Model, ModelError
 from skillc.runtime.node import run_confirmed
 from skillc.runtime.planner import PlanningFailed, choose_skills, plan, route
-from skillc.runtime.state import OPEN_STATUSES, Evidence, NodeState, SessionState, TaskState
+from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
 from skillc.runtime.durable import Durability, load_held
-from skillc.runtime.store import Store
 from skillc.runtime.store.base import ReplyRecord, StoreConflict, StoreError
 from skillc.runtime.store.base import Store as StoreProtocol
 from skillc.runtime.tasks import Reply
 from skillc.runtime.trace import TraceWriter
-from skillc.runtime.vocab import Suspension
+from skillc.runtime.vocab import OPEN_STATUSES, Suspension
 
 if TYPE_CHECKING:
     from skillc.runtime.config import Settings
@@ -188,11 +186,10 @@ class Session:
                               "target": task.nodes[n].target} for n in task.order}},
             "values": dict(self.session.values),
             "entities": list(self.session.entities),
-            # the active task's evidence and any unsettled write: what a turn can reach (the
-            # session's whole record is GET /api/sessions/{id}/evidence, read from the store)
+            # what the session holds: the active task's evidence and any unsettled write (a new
+            # task and a reopening let the rest go); the whole record is GET …/evidence
             "evidence": {e.id: {"tool": e.tool, "status": e.status, "business_ok": e.business_ok}
-                         for e in self.evidence.values()
-                         if (task is not None and e.task == task.id) or e.status in OPEN_STATUSES},
+                         for e in self.evidence.values()},
             "pending": self.pending(),
         }
 

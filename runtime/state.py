@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 # Evidence statuses (§10.2, §14): a write is STARTED before the call; after a restart a STARTED
-# write is UNKNOWN_PRE_CALL; a call failure of a write is UNKNOWN (uncertain) or FAILED.
-OPEN_STATUSES = ("STARTED", "UNKNOWN", "UNKNOWN_PRE_CALL")
+# write is UNKNOWN_PRE_CALL; a call failure of a write is UNKNOWN (uncertain) or FAILED. The
+# open ones are vocab.OPEN_STATUSES.
 
 
 @dataclass

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -40,3 +41,11 @@ def studio(tmp_path: Path) -> Path:
     root = tmp_path / "studio"
     shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "studio", root)
     return root
+
+
+@pytest.fixture(scope="module")
+def compiled_example(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The bundled example studio compiled and loaded, once per test module."""
+    from helpers.example_session import example_studio
+
+    return example_studio(tmp_path_factory.mktemp("compiled"))

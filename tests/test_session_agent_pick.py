@@ -8,16 +8,11 @@ from typing import Any
 
 import pytest
 
-from helpers.example_session import NoTools, example_studio
+from helpers.example_session import NoTools
 from skillc.runtime import Runtime, Settings, Store, TraceWriter
 from skillc.runtime.errors import UnknownAgent
 from skillc.runtime.model import ModelDouble, ModelRequest, ModelResponse, ToolCall
 
-
-
-@pytest.fixture(scope="module")
-def studio(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return example_studio(tmp_path_factory.mktemp("compiled"))
 
 
 def answers(request: ModelRequest) -> ModelResponse:
@@ -31,14 +26,14 @@ def answers(request: ModelRequest) -> ModelResponse:
     return ModelResponse(tool_calls=[ToolCall("c1", "builtin_node_follow_up", args)])
 
 
-def runtime_of(studio: Any, tmp_path: Path, model: ModelDouble, trace: TraceWriter) -> Runtime:
-    return Runtime(studio, NoTools(), model, Store(tmp_path / "s.sqlite"), Settings(), trace=trace,
+def runtime_of(compiled_example: Any, tmp_path: Path, model: ModelDouble, trace: TraceWriter) -> Runtime:
+    return Runtime(compiled_example, NoTools(), model, Store(tmp_path / "s.sqlite"), Settings(), trace=trace,
                    clock=lambda: 1_800_000_000.0, seed=1)
 
 
-def test_a_picked_agent_is_used_without_routing(studio: Any, tmp_path: Path) -> None:
+def test_a_picked_agent_is_used_without_routing(compiled_example: Any, tmp_path: Path) -> None:
     model, trace = ModelDouble(answers), TraceWriter(keep=True)
-    runtime = runtime_of(studio, tmp_path, model, trace)
+    runtime = runtime_of(compiled_example, tmp_path, model, trace)
 
     async def go() -> Any:
         session = await runtime.open_session({"userId": 7}, session_id="pick")
@@ -52,9 +47,9 @@ def test_a_picked_agent_is_used_without_routing(studio: Any, tmp_path: Path) -> 
     assert all(skill.startswith("inv.") for skill in session.agent_skills("billing")) and reply.task == "t1"
 
 
-def test_an_unknown_agent_is_refused_before_the_turn(studio: Any, tmp_path: Path) -> None:
+def test_an_unknown_agent_is_refused_before_the_turn(compiled_example: Any, tmp_path: Path) -> None:
     model, trace = ModelDouble(answers), TraceWriter(keep=True)
-    runtime = runtime_of(studio, tmp_path, model, trace)
+    runtime = runtime_of(compiled_example, tmp_path, model, trace)
 
     async def go() -> Any:
         session = await runtime.open_session({"userId": 7}, session_id="nope")

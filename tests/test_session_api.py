@@ -8,15 +8,10 @@ from typing import Any
 
 import pytest
 
-from helpers.example_session import NoTools, example_studio
+from helpers.example_session import NoTools
 from skillc.runtime import Runtime, Settings, Store, TraceWriter
 from skillc.runtime.model import ModelDouble, ModelRequest, ModelResponse, ToolCall
 
-
-
-@pytest.fixture(scope="module")
-def studio(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return example_studio(tmp_path_factory.mktemp("compiled"))
 
 
 def answers(request: ModelRequest) -> ModelResponse:
@@ -32,12 +27,12 @@ def answers(request: ModelRequest) -> ModelResponse:
     return ModelResponse(tool_calls=[ToolCall("c1", "builtin_node_follow_up", args)])
 
 
-def test_route_intent_plan_prompts_and_state(studio: Any, tmp_path: Path, snapshot: Any) -> None:
+def test_route_intent_plan_prompts_and_state(compiled_example: Any, tmp_path: Path, snapshot: Any) -> None:
     model = ModelDouble(answers)
     trace = TraceWriter()
     seen: list[str] = []
     trace.listeners.append(lambda ev: seen.append(ev["type"]))
-    runtime = Runtime(studio, NoTools(), model, Store(tmp_path / "s.sqlite"), Settings(), trace=trace,
+    runtime = Runtime(compiled_example, NoTools(), model, Store(tmp_path / "s.sqlite"), Settings(), trace=trace,
                       clock=lambda: 1_800_000_000.0, seed=3)
 
     async def go() -> Any:
@@ -58,13 +53,13 @@ def test_route_intent_plan_prompts_and_state(studio: Any, tmp_path: Path, snapsh
                                 "expected_fields": ["keyword"]}
     assert seen[:3] == ["turn.started", "agent.routed", "task.planned"] and seen[-1] == "turn.reply"
 
-    reopened = Runtime(studio, NoTools(), ModelDouble([]), Store(tmp_path / "s.sqlite"), Settings())
+    reopened = Runtime(compiled_example, NoTools(), ModelDouble([]), Store(tmp_path / "s.sqlite"), Settings())
     again = asyncio.run(reopened.open_session(session_id="api"))
     assert again.pending() == state["pending"]
     assert again.platform == {"userId": 7, "organId": 9}
 
 
-def test_an_internal_error_in_a_turn_is_answered_not_raised(studio: Any, tmp_path: Path) -> None:
+def test_an_internal_error_in_a_turn_is_answered_not_raised(compiled_example: Any, tmp_path: Path) -> None:
     """A bug inside a turn is logged, recorded as an `error` event and answered; strict mode
     (tests, the scenario runner) lets it propagate."""
 
@@ -75,7 +70,7 @@ def test_an_internal_error_in_a_turn_is_answered_not_raised(studio: Any, tmp_pat
 
     for strict in (False, True):
         trace = TraceWriter(keep=True)
-        runtime = Runtime(studio, NoTools(), ModelDouble(broken), Store(tmp_path / f"{strict}.sqlite"), Settings(),
+        runtime = Runtime(compiled_example, NoTools(), ModelDouble(broken), Store(tmp_path / f"{strict}.sqlite"), Settings(),
                           trace=trace, strict=strict)
 
         async def go() -> Any:

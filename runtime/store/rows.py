@@ -11,8 +11,9 @@ from dataclasses import MISSING, fields
 from typing import Any
 
 from skillc.runtime import jsontext
-from skillc.runtime.state import OPEN_STATUSES, Evidence, NodeState, SessionState, TaskState, node_from_doc
+from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc
 from skillc.runtime.store.base import ReplyRecord, StoreCorrupt
+from skillc.runtime.vocab import OPEN_STATUSES
 
 # Every document through one encoder and decoder (runtime/jsontext.py: orjson where it is exact).
 ENCODE = jsontext.dumps
@@ -223,8 +224,8 @@ class RowReads:
                               (session_id,))
         else:
             rows = self._read(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? AND (seq >= ? "
-                              f"OR status IN ({', '.join(repr(s) for s in OPEN_STATUSES)})) ORDER BY seq",
-                              (session_id, since))
+                              f"OR status IN ({', '.join('?' for _ in OPEN_STATUSES)})) ORDER BY seq",
+                              (session_id, since, *OPEN_STATUSES))
         return [evidence_from(session_id, eid, doc) for eid, doc in rows]
 
     def evidence_record(self, session_id: str, evidence_id: str) -> Evidence | None:
