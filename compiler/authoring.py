@@ -47,7 +47,16 @@ SHADOWED = "SC505"
 
 def near(name: str, candidates: Iterable[str]) -> str | None:
     """The closest of `candidates` to `name` (difflib, cutoff 0.6), or None."""
-    got = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return _near(name, candidates if isinstance(candidates, frozenset) else frozenset(candidates))
+
+
+# One difflib pass over a studio's keys costs ~50 ms at 1,000 skills, and a studio asks the same
+# question once per agent and per skill that names the same unknown key: answers are kept per
+# (name, candidate set), i.e. per studio version of that key set. Bounded; a frozenset caches its
+# own hash, so a hit costs a dictionary look-up.
+@lru_cache(maxsize=512)
+def _near(name: str, candidates: frozenset[str]) -> str | None:
+    got = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
     return got[0] if got else None
 
 

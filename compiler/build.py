@@ -241,10 +241,8 @@ def compile_studio(
         elif key in reused:
             result.unchanged.append(entry["module"])
     files = {s.skill_key: s.source.contract_file for s in studio.skills if s.source and s.source.contract_file}
-    # Agent templates depend on their profile and on every skill's facts: with no skill compiled,
-    # added or removed, an agent whose profile hashes the same keeps its template.
-    same_skills = not todo and entries.keys() == old_skills.keys() and not force
-    agents_out = _build_agents(studio, entries, out, result, files, old.get("agents", {}) if same_skills else {}, old_stamps)
+    # Templates are kept per agent by their input hash (_agent_hash); a new generator rebuilds all.
+    agents_out = _build_agents(studio, entries, out, result, files, old.get("agents", {}) if same_generator else {}, old_stamps)
     if studio.refused:  # agents the border refused at the source: left out, reported (SC506)
         from skillc.compiler.frontend import refusal_diagnostic
 
@@ -352,8 +350,17 @@ def _intact(out: Path, rel: str, digest: str | None, stamps: dict[str, list[Any]
     return False
 
 
-def _agent_hash(agent: ir.AgentProfile) -> str:
-    data = [codegen.COMPILER_VERSION, agent.model_dump(mode="json", exclude={"source"})]
+def _keys_digest(entries: dict[str, dict[str, Any]]) -> str:
+    """What an agent's template reads of the skills outside it: which keys exist and which load."""
+    return _sha(json.dumps(sorted((k, e["status"] == "ok") for k, e in entries.items())))
+
+
+def _agent_hash(agent: ir.AgentProfile, entries: dict[str, dict[str, Any]], keys: str) -> str:
+    """An agent's template is a function of its profile, its own skills' inputs (their facts) and
+    the studio's key set (`keys`): an edit to a skill of another agent leaves it as it is. (No
+    file paths: the hash is committed with generated/ and must not depend on the checkout.)"""
+    own = [(k, entries[k]["input_sha256"], entries[k]["status"]) for k in sorted(set(agent.skills)) if k in entries]
+    data = [codegen.COMPILER_VERSION, agent.model_dump(mode="json", exclude={"source"}), own, keys]
     return _sha(json.dumps(data, ensure_ascii=False, sort_keys=True, default=str))
 
 
@@ -361,16 +368,17 @@ def _build_agents(
     studio: ir.Studio, entries: dict[str, dict[str, Any]], out: Path, result: BuildResult, files: dict[str, str],
     old: dict[str, Any], stamps: dict[str, list[Any]],
 ) -> dict[str, Any]:
-    """One graph template per agent; `old` holds the previous manifest's agents when no skill
-    changed (an agent whose input hash and file are unchanged is then not rebuilt)."""
+    """One graph template per agent; `old` holds the previous manifest's agents (an agent whose
+    input hash and file are unchanged is not rebuilt)."""
     facts = {k: e["facts"] for k, e in entries.items() if e["status"] == "ok"}
     all_keys = frozenset(entries)
+    keys = _keys_digest(entries)
     agents = sorted(studio.agents, key=lambda a: a.agent_code)
     names = file_names([a.agent_code for a in agents])
     out_agents: dict[str, Any] = {}
     for agent in agents:
         rel = f"agents/{names[agent.agent_code]}.json"
-        digest = _agent_hash(agent)
+        digest = _agent_hash(agent, entries, keys)
         prev = old.get(agent.agent_code)
         if prev and prev.get("input_sha256") == digest and prev.get("graph") == rel and _intact(out, rel, prev.get("graph_sha256"), stamps, result):
             out_agents[agent.agent_code] = prev

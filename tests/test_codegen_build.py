@@ -190,3 +190,57 @@ def test_an_edited_generator_regenerates_without_touching_the_manifest(tmp_path:
     again = build.compile_studio(_studio(), tmp_path)
     assert sorted(again.regenerated) == sorted(first.regenerated) and again.written == [] and _files(tmp_path) == before
     assert build.compile_studio(_studio(), tmp_path).regenerated == []
+
+
+def test_an_agent_template_is_rebuilt_only_when_its_own_inputs_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit to another agent's skill keeps this agent's template (an incremental compile of a
+    large studio rebuilt every agent on any change); its own skill or the studio's key set rebuild it."""
+    built: list[str] = []
+    real = graphs.build_agent_graph
+
+    def counting(agent: ir.AgentProfile, *a: Any, **kw: Any) -> Any:
+        built.append(agent.agent_code)
+        return real(agent, *a, **kw)
+
+    monkeypatch.setattr(graphs, "build_agent_graph", counting)
+    build.compile_studio(_studio(), tmp_path)
+    assert sorted(built) == ["main", "other"]
+    studio = _studio()
+    studio.skills[3] = _skill("b.only", {"tools": {"t": {}}})
+    built.clear()
+    assert build.compile_studio(studio, tmp_path).regenerated == ["b.only"] and built == ["other"]
+    studio.skills[0] = _skill("a.consumer", {"inputs": {"space": {"from": "session.spaceId", "provider": "b.only"}}, "tools": {"q": {}}})
+    built.clear()
+    build.compile_studio(studio, tmp_path)
+    assert built == ["main"]
+    assert _graph(tmp_path, "main").nodes["a.consumer"]["unavailable_inputs"][0]["reason"] == "other_agent"
+    # the key set changes (b.only gone): main's provider is now unknown, so its template is rebuilt
+    studio.skills = [s for s in studio.skills if s.skill_key != "b.only"]
+    built.clear()
+    build.compile_studio(studio, tmp_path)
+    assert built == ["main", "other"]
+    assert _graph(tmp_path, "main").nodes["a.consumer"]["unavailable_inputs"][0]["reason"] == "unknown"
+    # and the same studio compiled afresh gives the same files as the incremental path
+    fresh = tmp_path / "fresh"
+    build.compile_studio(studio, fresh)
+    assert _files(fresh) == {k: v for k, v in _files(tmp_path).items() if not k.startswith("fresh/")}
+
+
+def test_did_you_mean_is_computed_once_per_name_and_key_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fifty skills naming the same unknown provider ask difflib once, not fifty times."""
+    import difflib
+
+    calls: list[str] = []
+    real = difflib.get_close_matches
+
+    def counting(word: str, *a: Any, **kw: Any) -> list[str]:
+        calls.append(word)
+        return real(word, *a, **kw)
+
+    monkeypatch.setattr(difflib, "get_close_matches", counting)
+    skills = [_skill(f"s.n{i:03d}", {"inputs": {"x": {"provider": "s.nX99"}}, "tools": {"q": {}}}) for i in range(50)]
+    studio = ir.Studio(agents=[ir.AgentProfile(agent_code=f"a{j}", skills=[s.skill_key for s in skills[j::5]]) for j in range(5)], skills=skills)
+    result = build.compile_studio(studio, tmp_path)
+    unknown = [d for d in result.diagnostics if d.code == "SC401"]
+    assert len(unknown) == 50 and {d.help for d in unknown} == {"did you mean 's.n049'?"}
+    assert calls.count("s.nX99") == 1
