@@ -116,6 +116,10 @@ class _Linter:
         self.diags.append(make(code, severity, message, text=text, span=span, skill=skill, file=str(file), help=help))
 
     def _mapping(self, path: Path) -> tuple[str, yaml.MappingNode] | None:
+        from skillc.compiler.studio_border import leaves
+
+        if leaves(path, self.root):
+            return None  # a link out of the studio: the loader refuses it (SC506), it is never read
         try:
             text, node = _compose(str(path), path.stat().st_mtime)
         except (OSError, UnicodeDecodeError):

@@ -124,11 +124,11 @@ def _str_list(value: Any, where: str, *, lenient: bool = False) -> list[str]:
 # ---------------------------------------------------------------- directory
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def _read_yaml(path: Path, root: Path) -> dict[str, Any]:
     """A record's YAML mapping; `sb.Unreadable` when the file is not UTF-8 or too long (SC506) or
     not a YAML mapping (SC507): that one record is refused and the rest of the studio is read."""
     try:
-        text = sb.read_file(path)
+        text = sb.read_file(path, root)
         data = yaml.safe_load(text)
     except OSError as exc:
         raise SourceError(f"{path}: cannot read: {exc.strerror}") from None
@@ -144,10 +144,11 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read_text(path: Path) -> str:
-    """manual.md or contract.jsonc ("" when absent); `sb.Unreadable` when the border refuses it."""
+def _read_text(path: Path, root: Path) -> str:
+    """manual.md or contract.jsonc ("" when absent); `sb.Unreadable` when the border refuses it
+    (a link out of the studio folder `root` included)."""
     try:
-        return sb.read_file(path)
+        return sb.read_file(path, root)
     except OSError as exc:
         raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
@@ -165,10 +166,11 @@ def _unreadable(kind: sb.Kind, key: str, path: Path, exc: sb.Unreadable) -> ir.R
                       text=exc.text, span=span if exc.text is not None else None, code=exc.code)
 
 
-def _dir_skill(d: Path) -> ir.SkillProfile | None:
-    """One skills/<key>/ folder as a record (None for a stray folder without skill.yaml)."""
+def _dir_skill(d: Path, root: Path) -> ir.SkillProfile | None:
+    """One skills/<key>/ folder of the studio `root` as a record (None for a stray folder without
+    skill.yaml)."""
     meta_path = d / "skill.yaml"
-    if not meta_path.exists():
+    if not meta_path.exists() and not meta_path.is_symlink():
         return None
     contract_path = d / "contract.jsonc"
     source = ir.SourceRef(origin=str(meta_path), contract_file=str(contract_path))
@@ -178,7 +180,7 @@ def _dir_skill(d: Path) -> ir.SkillProfile | None:
             "skill", key, f"{sb.problem(key)} in the folder name (the skill_key): the skill cannot be read and is dropped",
             str(meta_path)))
     try:
-        meta = _read_yaml(meta_path)
+        meta = _read_yaml(meta_path, root)
     except sb.Unreadable as exc:
         return _skill({"skill_key": key}, [], source, _unreadable("skill", key, meta_path, exc))
     fields = _str_fields(meta, SKILL_FIELDS, str(meta_path), lenient=True)
@@ -188,7 +190,7 @@ def _dir_skill(d: Path) -> ir.SkillProfile | None:
     # The files beside skill.yaml win over the same fields written inside it (SC505).
     for field, path in (("skill_manual", d / "manual.md"), ("skill_contract", contract_path)):
         try:
-            fields[field] = _read_text(path) or fields.get(field, "")
+            fields[field] = _read_text(path, root) or fields.get(field, "")
         except sb.Unreadable as exc:
             refusal = refusal or _unreadable("skill", key, path, exc)
             fields[field] = ""
@@ -204,7 +206,7 @@ def _load_directory(root: Path) -> ir.Studio:
         raise SourceError(f"{root}: not a studio directory (expected agents/ and skills/)")
     if skills_dir.is_dir():
         for d in sorted(p for p in skills_dir.iterdir() if p.is_dir()):
-            skill = _dir_skill(d)
+            skill = _dir_skill(d, root)
             if skill is not None:
                 skills.append(skill)
     refused: list[ir.Refusal] = []
@@ -212,7 +214,7 @@ def _load_directory(root: Path) -> ir.Studio:
         for f in sorted(agents_dir.glob("*.yaml")):
             refusal = None
             try:
-                data = _read_yaml(f) if sb.problem(f.stem) is None else {}
+                data = _read_yaml(f, root) if sb.problem(f.stem) is None else {}
             except sb.Unreadable as exc:
                 data, refusal = {}, _unreadable("agent", f.stem, f, exc)
             fields = _str_fields(data, AGENT_FIELDS, str(f), lenient=True)

@@ -83,12 +83,24 @@ class Unreadable(Exception):
         self.message, self.line, self.column, self.text, self.code = message, line, column, text, code
 
 
-def read_file(path: Path) -> str:
-    """A studio file's text ("" when absent); `Unreadable` when it is not UTF-8 or too long.
+def leaves(path: Path, root: Path) -> bool:
+    """True when `path`, its links followed, is not inside the studio folder `root`: a link to
+    `/proc/self/environ` or `/etc/passwd` would hand that file to whoever can read the studio."""
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a link loop: nothing inside the studio
+        return True
+
+
+def read_file(path: Path, root: Path | None = None) -> str:
+    """A studio file's text ("" when absent); `Unreadable` when it is not UTF-8 or too long, or
+    (with the studio folder `root`) when a link takes it outside that folder.
 
     Decoded strictly: bytes that are not UTF-8 are refused at their line and column, not smuggled
     in as surrogates (they could not be written back out). OSError is the caller's (a source that
     cannot be read at all)."""
+    if root is not None and (path.is_symlink() or path.exists()) and leaves(path, root):
+        raise Unreadable(f"a link leading outside the studio folder {root.name}/ (only files inside it are read)")
     try:
         size = os.stat(path).st_size
     except FileNotFoundError:

@@ -286,8 +286,16 @@ def _confirmed_unchanged(c: Call) -> CallResult | None:
     if pending is None or pending.tool != c.tool or c.meta is None:
         return None
     summary = approval_summary(c.meta, c.args)
+    if summary == pending.summary and canonical(c.args) == canonical(pending.args):
+        return None  # exactly the bound call the user approved (its digest covers these arguments)
     if summary == pending.summary:
-        return None
+        # Only what the summary hides changed: a platform field bound again from a new identity
+        # (a session reopened after a restart). The user is asked the same question again, by the
+        # runtime, for the arguments that would run now; nothing was sent.
+        c.node.pending = PendingApproval(tool=c.tool, args=copy.deepcopy(c.args), summary=summary, asked=True,
+                                         question=pending.question, asked_at=c.env.now())
+        return reject(ErrorName.APPROVAL_REQUIRED, f"the bound arguments of {c.tool} are not the ones the user "
+                      "confirmed; it was not sent and the user is asked again", None, c.trace_args(), effect="suspend")
     c.node.pending = PendingApproval(tool=c.tool, args=copy.deepcopy(c.args), summary=summary)
     return reject(ErrorName.APPROVAL_REQUIRED, f"the arguments of {c.tool} changed after the user confirmed; it was not sent",
                   f"call builtin_node_approval again with toolName \"{c.tool}\"", c.trace_args())

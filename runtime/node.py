@@ -17,6 +17,7 @@ from skillc.runtime.model.base import ModelRequest, ToolCall
 from skillc.runtime.prompting import tool_specs
 from skillc.runtime.state import NodeState
 from skillc.runtime.errors import ErrorName
+from skillc.runtime.vocab import Suspension
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -150,7 +151,10 @@ async def run_confirmed(env: SessionEnv, node: NodeState) -> str | None:
     pending = node.pending
     assert pending is not None
     lifecycle.run(node)
+    env.progress(node, pending.tool)  # the confirming turn shows what it sends, as the gated one did
     result = await run_chain(env, node, pending.tool, pending.args, approved=True)
     node.pending = None if result.error != ErrorName.APPROVAL_REQUIRED else node.pending
     record(env, node, pending.tool, result, call_id=None)
+    if result.effect == "suspend":  # re-bound arguments differ from the approved ones: asked again
+        lifecycle.ask(node, Suspension.APPROVAL)
     return after_call(env, node, result)

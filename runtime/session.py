@@ -480,7 +480,9 @@ class Session:
                 lifecycle.ask(node, Suspension.APPROVAL)
                 lifecycle.suspend(self, node)
                 return Reply(question_of(self, node), True, kind, task.id)
-            await run_confirmed(self, node)
+            if await run_confirmed(self, node) == lifecycle.SUSPENDED and node.suspended == Suspension.APPROVAL:
+                # what would run now is not what was confirmed (re-bound arguments): asked again
+                return Reply(question_of(self, node), True, kind, task.id)
             return await tasks.execute(self)
         node.pending = None
         tool = pending.tool
