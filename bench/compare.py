@@ -6,9 +6,11 @@
 The earlier revision is exported (`git archive`) and installed into a private directory once
 (cached under $XDG_CACHE_HOME/skillc-bench/<commit>); then each round runs the benchmark script
 *as it was in that revision* against that install, and the working tree's script against the
-working tree, one after the other, so both see the same machine at nearly the same moment. Rows
-are matched by their label (the text before the number); each side keeps its best value over the
-rounds (lowest time, highest rate). A row one side does not print is listed apart.
+working tree, one after the other (which goes first alternates from round to round), so both see
+the same machine at nearly the same moment. Rows are matched by their label (the text before the
+number); each side keeps every round's value and the table gives the median with its spread
+(min-max over the rounds), so one lucky or unlucky round moves nothing. A row one side does not
+print is listed apart.
 
 Not a test: it prints one table. "before" figures quoted in a closing note come from here.
 """
@@ -18,6 +20,7 @@ import argparse
 import os
 import re
 import shlex
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -72,8 +75,9 @@ def run(script: Path, args: list[str], cwd: Path, site: Path | None) -> str:
     return done.stdout
 
 
-def better(a: float, b: float, label: str) -> float:
-    return max(a, b) if any(h in label for h in HIGHER_IS_BETTER) else min(a, b)
+def summary(values: list[float]) -> tuple[float, float, float]:
+    """(median, min, max) of one side's values of a row over the rounds."""
+    return statistics.median(values), min(values), max(values)
 
 
 def verdict(label: str, unit: str, base: float, head: float) -> str:
@@ -99,24 +103,26 @@ def main() -> int:
     for script in (old_script, new_script):
         if not script.exists():
             raise SystemExit(f"{script} does not exist")
-    best: dict[str, dict[str, tuple[float, str]]] = {"base": {}, "head": {}}
+    seen: dict[str, dict[str, tuple[list[float], str]]] = {"base": {}, "head": {}}
+    sides = (("base", old_script, src, site), ("head", new_script, ROOT, None))
     for r in range(ns.rounds):
-        for side, script, cwd, where in (("base", old_script, src, site), ("head", new_script, ROOT, None)):
+        for side, script, cwd, where in (sides if r % 2 == 0 else sides[::-1]):
             print(f"round {r + 1}/{ns.rounds}: {side} …", file=sys.stderr)
             args = shlex.split(ns.base_args) if side == "base" and ns.base_args is not None else ns.args
             for label, (value, unit) in rows(run(script, args, cwd, where)).items():
-                seen = best[side].get(label)
-                best[side][label] = (value if seen is None else better(seen[0], value, label), unit)
-    common = [label for label in best["base"] if label in best["head"]]
+                seen[side].setdefault(label, ([], unit))[0].append(value)
+    common = [label for label in seen["base"] if label in seen["head"]]
     width = max([len(label) for label in common] + [20])
     print(f"skillc bench/compare.py {ns.script} {' '.join(ns.args)}: base {ns.base} ({commit[:10]}) vs the "
-          f"working tree, best of {ns.rounds} alternating rounds")
-    print(f"  {'row':{width}} {'base':>12} {'head':>12}   head vs base")
+          f"working tree, median (min-max) of {ns.rounds} alternating rounds")
+    print(f"  {'row':{width}} {'base':>24} {'head':>24}   head vs base")
     for label in common:
-        (b, unit), (h, _) = best["base"][label], best["head"][label]
-        print(f"  {label:{width}} {b:>10.3f}{unit:>2} {h:>10.3f}{unit:>2}   {verdict(label, unit, b, h)}")
+        (bv, unit), (hv, _) = seen["base"][label], seen["head"][label]
+        (b, b_lo, b_hi), (h, h_lo, h_hi) = summary(bv), summary(hv)
+        print(f"  {label:{width}} {b:>10.3f}{unit:>3} ({b_lo:.3g}-{b_hi:.3g}) {h:>10.3f}{unit:>3} ({h_lo:.3g}-{h_hi:.3g})"
+              f"   {verdict(label, unit, b, h)}")
     for side in ("base", "head"):
-        only = [label for label in best[side] if label not in best["head" if side == "base" else "base"]]
+        only = [label for label in seen[side] if label not in seen["head" if side == "base" else "base"]]
         if only:
             print(f"  only in {side}: " + "; ".join(only))
     return 0

@@ -11,9 +11,12 @@ session: 1 business call + 1 builtin call per turn.
   concurrent clients that sign every request (HMAC) and read the AG-UI stream to RUN_FINISHED.
 
 Added latency per tool call = (served turn latency − in-process turn latency) / tool calls per
-turn, at p50 and p99 of the sequential runs (N=1, so queueing does not count as overhead).
+turn, at p50 and p99 of the sequential runs (N=1, so queueing does not count as overhead). Each
+side's first WARMUP turns are not counted (a cold first turn once made the in-process p99 larger
+than the served one), and the two sides alternate over `--rounds` rounds, which go first in turn:
+rows give the median of the rounds and its spread (min-max).
 
-    python bench/serve.py [--sessions 8] [--turns 80] [--time-limit 60]
+    python bench/serve.py [--sessions 8] [--turns 80] [--rounds 3] [--time-limit 60]
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SECRET = "bench-secret"
 PLATFORM = {"userId": 7, "organId": 9, "name": "bench"}
 CALLS_PER_TURN = 2
+WARMUP = 3  # uncounted turns per side and round: the first turn of a runtime is cold
 
 
 def responder() -> Any:
@@ -88,19 +92,23 @@ def pct(values: list[float], q: float) -> float:
 # ---------------------------------------------------------------- in-process side
 
 async def in_process(tmp: Path, compiled: Path, concurrency: int, turns: int,
-                     deadline: float) -> tuple[list[float], float]:
-    """Per-turn latencies of `turns` new-session turns, `concurrency` at a time."""
+                     deadline: float, tag: str) -> tuple[list[float], float]:
+    """Per-turn latencies of `turns` new-session turns, `concurrency` at a time (after WARMUP
+    uncounted turns)."""
     from skillc.runtime import Runtime, TraceWriter, load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.store import Store
 
     servers, model, _ = parts(tmp)
-    config = config_for(tmp, compiled, f"inproc-{concurrency}.sqlite")
+    config = config_for(tmp, compiled, f"inproc-{tag}.sqlite")
     store = Store(config.store.path)
     latencies: list[float] = []
     async with McpGateway(servers) as gateway:
         runtime = Runtime(load_compiled(compiled), gateway, model, store, config.settings,
                           trace=TraceWriter(keep=False))
+        for w in range(WARMUP):  # the first turns load modules and warm caches: not counted
+            session = await runtime.open_session(dict(PLATFORM), session_id=f"warm-{tag}-{w}")
+            await session.send("Create an article")
         queue = iter(range(turns))
 
         async def worker() -> None:
@@ -108,7 +116,7 @@ async def in_process(tmp: Path, compiled: Path, concurrency: int, turns: int,
                 if time.monotonic() > deadline:
                     return
                 t0 = time.perf_counter()
-                session = await runtime.open_session(dict(PLATFORM), session_id=f"in{concurrency}-{i}")
+                session = await runtime.open_session(dict(PLATFORM), session_id=f"in{tag}-{i}")
                 reply = await session.send("Create an article")
                 latencies.append(time.perf_counter() - t0)
                 assert reply.suspended, reply.text
@@ -149,22 +157,28 @@ async def served(url: str, concurrency: int, turns: int, deadline: float, tag: s
     limits = httpx.Limits(max_connections=concurrency + 2)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
 
+        async def turn(i: int | str) -> float:
+            body = json.dumps({"threadId": f"sv{tag}-{i}", "runId": f"run{tag}-{i}",
+                               "messages": [{"id": "m1", "role": "user", "content": "Create an article"}]}).encode()
+            headers = {**sign_request(SECRET, "POST", "/agui", body, PLATFORM), "Content-Type": "application/json"}
+            t0 = time.perf_counter()
+            last = ""
+            async with http.stream("POST", "/agui", content=body, headers=headers) as resp:
+                assert resp.status_code == 200, await resp.aread()
+                async for line in resp.aiter_lines():
+                    if line.startswith("data: "):
+                        last = line
+            assert '"RUN_FINISHED"' in last and '"interrupt"' in last, last[:200]
+            return time.perf_counter() - t0
+
+        for w in range(WARMUP):
+            await turn(f"warm{w}")
+
         async def worker() -> None:
             for i in queue:
                 if time.monotonic() > deadline:
                     return
-                body = json.dumps({"threadId": f"sv{tag}-{i}", "runId": f"run{tag}-{i}",
-                                   "messages": [{"id": "m1", "role": "user", "content": "Create an article"}]}).encode()
-                headers = {**sign_request(SECRET, "POST", "/agui", body, PLATFORM), "Content-Type": "application/json"}
-                t0 = time.perf_counter()
-                last = ""
-                async with http.stream("POST", "/agui", content=body, headers=headers) as resp:
-                    assert resp.status_code == 200, await resp.aread()
-                    async for line in resp.aiter_lines():
-                        if line.startswith("data: "):
-                            last = line
-                latencies.append(time.perf_counter() - t0)
-                assert '"RUN_FINISHED"' in last and '"interrupt"' in last, last[:200]
+                latencies.append(await turn(i))
 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
     return latencies
@@ -202,6 +216,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sessions", type=int, default=8, help="concurrent sessions (default 8)")
     ap.add_argument("--turns", type=int, default=80, help="turns per measurement (default 80)")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of both sides (default 3)")
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per measurement at most")
     ap.add_argument("--child", nargs=3, metavar=("PORT", "TMP", "COMPILED"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -215,31 +230,48 @@ def main() -> int:
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, __file__, "--child", str(port), str(tmp), str(compiled)],
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    rounds = max(1, args.rounds)
+    # results[n][side] = one (latencies, wall) per round
+    results: dict[int, dict[str, list[tuple[list[float], float]]]] = {}
     try:
         wait_ready(url, proc)
-        rows = []
-        for n in (1, args.sessions):
-            inproc, wall_in = asyncio.run(in_process(tmp, compiled, n, args.turns, time.monotonic() + args.time_limit))
-            t0 = time.monotonic()
-            over = asyncio.run(served(url, n, args.turns, t0 + args.time_limit, f"{n}"))
-            wall_sv = time.monotonic() - t0
-            rows.append((n, inproc, wall_in, over, wall_sv))
+        for r in range(rounds):
+            for n in (1, args.sessions):
+                sides = results.setdefault(n, {"in-process": [], "served": []})
+                order = ("in-process", "served") if r % 2 == 0 else ("served", "in-process")
+                for side in order:
+                    tag = f"{n}-{r}"
+                    t0 = time.monotonic()
+                    if side == "in-process":
+                        sides[side].append(asyncio.run(in_process(tmp, compiled, n, args.turns, t0 + args.time_limit, tag)))
+                    else:
+                        lat = asyncio.run(served(url, n, args.turns, t0 + args.time_limit, tag))
+                        sides[side].append((lat, time.monotonic() - t0))
     finally:
         proc.terminate()
         proc.wait(30)
-    print(f"skillc serve vs in-process API: {args.turns} turns per row (new session each; "
-          f"{CALLS_PER_TURN} tool calls per turn), example studio, in-process demo CMS, instant model\n")
-    print(f"{'sessions':>8} | {'side':<10} | {'turns':>5} | {'turns/s':>8} | {'p50 ms':>7} | {'p99 ms':>7}")
-    print("-" * 62)
-    for n, inproc, wall_in, over, wall_sv in rows:
-        for side, lat, wall in (("in-process", inproc, wall_in), ("served", over, wall_sv)):
-            print(f"{n:>8} | {side:<10} | {len(lat):>5} | {len(lat) / wall:>8.1f} | "
-                  f"{pct(lat, .5) * 1000:>7.2f} | {pct(lat, .99) * 1000:>7.2f}")
-    n, inproc, _, over, _ = rows[0]
-    add50 = (pct(over, .5) - pct(inproc, .5)) / CALLS_PER_TURN * 1000
-    add99 = (pct(over, .99) - pct(inproc, .99)) / CALLS_PER_TURN * 1000
-    print(f"\nadded latency per tool call (sequential, served − in-process, / {CALLS_PER_TURN}): "
-          f"p50 {add50:.2f} ms, p99 {add99:.2f} ms")
+    print(f"skillc serve vs in-process API: {args.turns} turns per row and round (new session each; "
+          f"{CALLS_PER_TURN} tool calls per turn, {WARMUP} warm-up turns uncounted), example studio, "
+          f"in-process demo CMS, instant model; median (min-max) of {rounds} alternating rounds\n")
+    print(f"{'sessions':>8} | {'side':<10} | {'turns/s':>22} | {'p50 ms':>22} | {'p99 ms':>22}")
+    print("-" * 98)
+
+    def cell(values: list[float]) -> str:
+        return f"{statistics.median(values):8.2f} ({min(values):.2f}-{max(values):.2f})"
+
+    for n, sides in results.items():
+        for side, runs in sides.items():
+            rate = [len(lat) / wall for lat, wall in runs]
+            p50 = [pct(lat, .5) * 1000 for lat, _ in runs]
+            p99 = [pct(lat, .99) * 1000 for lat, _ in runs]
+            print(f"{n:>8} | {side:<10} | {cell(rate):>22} | {cell(p50):>22} | {cell(p99):>22}")
+    seq = results[1]
+    add50 = [(pct(o, .5) - pct(i, .5)) / CALLS_PER_TURN * 1000 for (i, _), (o, _) in zip(seq["in-process"], seq["served"])]
+    add99 = [(pct(o, .99) - pct(i, .99)) / CALLS_PER_TURN * 1000 for (i, _), (o, _) in zip(seq["in-process"], seq["served"])]
+    print(f"\nadded latency per tool call (sequential, served − in-process, / {CALLS_PER_TURN}, per round): "
+          f"p50 {cell(add50).strip()} ms, p99 {cell(add99).strip()} ms (target p50 <= 1 ms)")
+    inproc = [x for lat, _ in seq["in-process"] for x in lat]
+    over = [x for lat, _ in seq["served"] for x in lat]
     print(f"mean turn: in-process {statistics.mean(inproc) * 1000:.2f} ms, served {statistics.mean(over) * 1000:.2f} ms")
     return 0
 

@@ -4,14 +4,18 @@ One session plays 1,005 turns; each turn is one task with 5 business reads and a
 by the scripted model against an in-process MCP server (the scenario runner's canned server), over
 a SQLite store on disk. Time inside the model adapter and inside the gateway's tool call is
 measured separately, so what is left is the runtime's own overhead, reported per tool call around
-turn 10 and around turn 1,000, the best of ten turns each (issue 12: within 1.3x of each other,
-under 1 ms at both).
+turn 10 and around turn 1,000 (issue 12: within 1.3x of each other, under 1 ms at both). The two
+are measured in interleaved rounds once the long session has reached turn 1,000: each round plays
+ten turns of a fresh session (its tenth is the "turn 10" sample) and then one turn of the long one,
+so load from other processes falls on both alike; the table gives the median of the rounds and
+their spread (min-max).
 
 Then an evidence-checked write (its argument must come from EVIDENCE, §5.3) in a node holding 10
-and then 10,000 evidence records, the matching one the oldest, best of nine (target: within 1.5x); units of
+and then 10,000 evidence records, the matching one the oldest, alternating between the two, median
+of nine each (target: within 1.5x); units of
 work (commits) and lease transactions per turn; memory kept per turn (tracemalloc over 200 turns).
 
-    python bench/turns.py [--turns 1005] [--sessions 200]
+    python bench/turns.py [--turns 1005] [--sessions 200] [--rounds 21]
 
 First, as earlier revisions measured it: 200 new sessions of one such turn each, turns per second
 and the runtime's overhead per tool call.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import tempfile
 import time
 import tracemalloc
@@ -108,7 +113,7 @@ class Counting:
         store.unit, store.acquire_lease, store.release_lease = counted_unit, counted_acquire, counted_release
 
 
-async def main(turns: int, sessions: int) -> None:
+async def main(turns: int, sessions: int, rounds: int) -> None:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
     from skillc.runtime.config import Settings
@@ -158,23 +163,32 @@ async def main(turns: int, sessions: int) -> None:
         fresh_overhead = (fresh_total - in_model[0] - in_tool[0]) / (sessions * 5)
         model.requests.clear()
 
-        # ---- one long session: overhead per call by turn
-        s = await runtime.open_session({"userId": 7}, session_id="long")
-        per_turn: list[float] = []
-        units0, leases0 = counts.units, counts.leases
-        for _ in range(turns):
+        # ---- one long session grown to `turns` turns, then interleaved rounds against young ones
+        async def overhead(session: Any) -> float:
+            """The runtime's own time per tool call of one turn (model and tool time taken out)."""
             model.requests.clear()
             model.load_turn(READS)
             m0, t0, start = in_model[0], in_tool[0], time.perf_counter()
-            reply = await s.send("read article 17 and 18")
-            wall = time.perf_counter() - start
+            reply = await session.send("read article 17 and 18")
             assert reply.text == "read", reply
-            per_turn.append((wall - (in_model[0] - m0) - (in_tool[0] - t0)) / 5)
+            return (time.perf_counter() - start - (in_model[0] - m0) - (in_tool[0] - t0)) / 5
+
+        s = await runtime.open_session({"userId": 7}, session_id="long")
+        units0, leases0 = counts.units, counts.leases
+        for _ in range(turns):
+            await overhead(s)
         units = (counts.units - units0) / turns
         leases = (counts.leases - leases0) / turns
-        # the best of ten turns around turn i: on a shared machine the others measure the neighbours
-        around = lambda i: min(per_turn[i - 5:i + 5])
-        at10, at1000 = around(10), around(min(1000, turns - 5))
+
+        # interleaved rounds: a young session's tenth turn, then the long session's next turn
+        young, old = [], []
+        for r in range(rounds):
+            y = await runtime.open_session({"userId": 7}, session_id=f"young{r}")
+            for _ in range(9):
+                await overhead(y)
+            young.append(await overhead(y))
+            old.append(await overhead(s))
+        at10, at1000 = statistics.median(young), statistics.median(old)
         reopen_start = time.perf_counter()
         await runtime.open_session({"userId": 7}, session_id="long")
         reopen = time.perf_counter() - reopen_start
@@ -190,8 +204,9 @@ async def main(turns: int, sessions: int) -> None:
         tracemalloc.stop()
         grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
 
-        # ---- an evidence-checked write with 10 and 10,000 evidence records in its node
-        write_cost = {}
+        # ---- an evidence-checked write with 10 and 10,000 evidence records in its node, the two
+        # sampled alternately (so load falls on both alike), median of nine each
+        setups = {}
         for n in (10, 10_000):
             w = await writer.open_session({"userId": 7}, session_id=f"w{n}")
             task = TaskState(id="t1", session=w.id, agent="publisher", message="publish 17")
@@ -208,8 +223,10 @@ async def main(turns: int, sessions: int) -> None:
             w.task, w.session.active_task, w.session.tasks = task, "t1", ["t1"]
             w.session.next_task, w.session.next_evidence = 2, n + 1
             w._durable.commit()
-            samples = []
-            for _ in range(9):
+            setups[n] = (w, task, node)
+        write_samples: dict[int, list[float]] = {10: [], 10_000: []}
+        for _ in range(9):
+            for n, (w, task, node) in setups.items():
                 model.load_turn(PUBLISH)
                 task.state, node.state = "RUNNING", "RUNNING"
                 node.evidence[n:] = []  # the previous sample's write
@@ -218,9 +235,9 @@ async def main(turns: int, sessions: int) -> None:
                 node.messages[1:] = []
                 m0, t0, start = in_model[0], in_tool[0], time.perf_counter()
                 reply = await w.send("publish article 17")
-                samples.append(time.perf_counter() - start - (in_model[0] - m0) - (in_tool[0] - t0))
+                write_samples[n].append(time.perf_counter() - start - (in_model[0] - m0) - (in_tool[0] - t0))
                 assert reply.text == "published", reply
-            write_cost[n] = min(samples)
+        write_cost = {n: statistics.median(v) for n, v in write_samples.items()}
         await gateway.aclose()
         store.close()
 
@@ -228,21 +245,29 @@ async def main(turns: int, sessions: int) -> None:
     print(f"{'turns per second':52} {sessions / fresh_total:8.1f}")
     print(f"{'runtime overhead per tool call':52} {fresh_overhead * 1000:8.3f} ms   (new sessions; target < 1 ms)")
     print(f"{'one session, turns played (5 reads + finish each)':52} {turns}")
-    print(f"{'runtime overhead per tool call, around turn 10':52} {at10 * 1000:8.3f} ms   (target < 1 ms)")
+    print(f"{'runtime overhead per tool call, at turn 10':52} {at10 * 1000:8.3f} ms   "
+          f"(median of {rounds} rounds, spread {_spread(young)}; target < 1 ms)")
     print(f"{'runtime overhead per tool call, around turn 1,000':52} {at1000 * 1000:8.3f} ms   "
-          f"({at1000 / at10:.2f}x of turn 10; target within 1.3x)")
+          f"({at1000 / at10:.2f}x of turn 10, spread {_spread(old)}; target within 1.3x)")
     print(f"{'units of work (commits) per turn':52} {units:8.2f}")
     print(f"{'lease transactions per turn (take + give back)':52} {leases:8.2f}")
     print(f"{'memory kept per turn (tracemalloc, 200 turns)':52} {grown / 200 / 1024:8.2f} KiB")
     print(f"{'reopening the session at turn ' + str(turns):52} {reopen * 1000:8.2f} ms")
-    print(f"{'evidence-checked write, 10 records in the node':52} {write_cost[10] * 1000:8.3f} ms")
+    print(f"{'evidence-checked write, 10 records in the node':52} {write_cost[10] * 1000:8.3f} ms   "
+          f"(median of 9, spread {_spread(write_samples[10])})")
     print(f"{'evidence-checked write, 10,000 records in the node':52} {write_cost[10_000] * 1000:8.3f} ms   "
-          f"({write_cost[10_000] / write_cost[10]:.2f}x; target within 1.5x)")
+          f"({write_cost[10_000] / write_cost[10]:.2f}x, spread {_spread(write_samples[10_000])}; target within 1.5x)")
+
+
+def _spread(samples: list[float]) -> str:
+    """min-max of `samples` in ms: how much the machine moved the rounds."""
+    return f"{min(samples) * 1000:.3f}-{max(samples) * 1000:.3f} ms"
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=1005, help="turns of the long session (default 1005)")
     parser.add_argument("--sessions", type=int, default=200, help="new sessions of one turn each (default 200)")
+    parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds, turn 10 vs turn 1,000 (default 21)")
     args = parser.parse_args()
-    asyncio.run(main(args.turns, args.sessions))
+    asyncio.run(main(args.turns, args.sessions, args.rounds))

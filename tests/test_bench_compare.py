@@ -51,3 +51,8 @@ def test_rows_are_read_by_label_with_value_and_unit() -> None:
 def test_the_verdict_knows_which_way_is_better(label: str, unit: str, base: float, head: float,
                                                expected: str) -> None:
     assert compare.verdict(label, unit, base, head) == expected
+
+
+def test_a_row_is_summarised_by_its_median_not_its_best_round() -> None:
+    """One lucky round (a quiet moment) must not decide the comparison: median and spread."""
+    assert compare.summary([120.0, 45.0, 118.0, 119.0, 300.0]) == (119.0, 45.0, 300.0)
