@@ -1,4 +1,5 @@
-"""Every scenario under tests/scenarios/ and examples/scenarios/ passes through the real runtime.
+"""Every scenario under tests/scenarios/, examples/scenarios/ and examples/retail/scenarios/ passes
+through the real runtime.
 
 A scenario file may carry `# expect-fail: <reason>` on its first line to pin a known-wrong
 behaviour the other way round (the runner must report a failure): none do today.
@@ -13,7 +14,8 @@ import pytest
 from skillc.scenario.runner import report, run_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = sorted((ROOT / "tests" / "scenarios").rglob("*.yaml")) + sorted((ROOT / "examples" / "scenarios").glob("*.yaml"))
+FILES = (sorted((ROOT / "tests" / "scenarios").rglob("*.yaml")) + sorted((ROOT / "examples" / "scenarios").glob("*.yaml"))
+         + sorted((ROOT / "examples" / "retail" / "scenarios").glob("*.yaml")))
 
 
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
