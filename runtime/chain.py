@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from skillc.runtime import border
-from skillc.runtime.skillmeta import ToolMeta
+from skillc.runtime.skillmeta import ParamIssue, Provenance, ToolMeta
 from skillc.runtime.values import canonical
 from skillc.runtime.context import NodeContext
 from skillc.runtime.errors import code_of
@@ -49,7 +49,7 @@ class CallResult:
     args: Any = None
     effect: str | None = None  # suspend | finish | fail | delegate | uncertain
     settled: dict[str, Any] | None = None  # a write.settled event to emit after tool.call
-    provenance: dict[str, str] | None = None  # argument -> the source it was accepted from (§5.3)
+    provenance: Provenance | None = None  # argument -> the source it was accepted from (§5.3)
 
     def __post_init__(self) -> None:
         if self.error and self.code is None:
@@ -99,7 +99,7 @@ class Call:
     ctx: NodeContext | None = None
     sig: str = ""
     idem: str | None = None
-    provenance: dict[str, str] | None = None
+    provenance: Provenance | None = None
 
     def trace_args(self) -> Any:
         """The arguments as the trace shows them: sensitive values as "***"."""
@@ -205,7 +205,8 @@ def _label(c: Call, param: str) -> str:
 
 
 def step_param_contract(c: Call) -> CallResult | None:
-    """required / sources / enum / missing (§5.3, §5.5)."""
+    """required / sources / enum / missing (§5.3, §5.5): the refusal's code is the issue acted
+    upon (§5.5's priority); its message and next step name every failing argument."""
     if c.meta is None:
         return None
     assert c.ctx is not None
@@ -214,23 +215,48 @@ def step_param_contract(c: Call) -> CallResult | None:
     issue = result.issue
     if issue is None:
         return None
+    issues = sorted(result.all_issues, key=lambda i: i is not issue)  # the one acted upon first
+    whys = [_why(c, i) for i in issues]
+    return reject(_ERROR_OF[Action(issue.action)], "; ".join(whys), "; ".join(_next_steps(c, issues)), c.trace_args())
+
+
+_ERROR_OF = {Action.ASK_USER: ErrorName.PARAM_PROVENANCE_ASK_USER, Action.CALL_TOOL: ErrorName.PARAM_PROVENANCE_CALL_TOOL,
+             Action.FAIL: ErrorName.PARAM_PROVENANCE_FAIL, Action.REJECT: ErrorName.PARAM_PROVENANCE_REJECTED}
+
+
+def _why(c: Call, issue: ParamIssue) -> str:
+    """What is wrong with one argument, in the words the model reads."""
     label = issue.label or _label(c, issue.param)
-    args = c.trace_args()
     if issue.action == Action.ASK_USER:
-        why = {"missing": f"{label} ({issue.param}) is missing",
-               "enum": f"{label} ({issue.param}) is not one of the allowed values",
-               "provenance": f"{label} ({issue.param}) must come from the user"}[issue.reason]
-        return reject(ErrorName.PARAM_PROVENANCE_ASK_USER, why,
-                      f"call builtin_node_follow_up to ask the user for {label} (expectedFields: [\"{issue.param}\"])", args)
+        return {"missing": f"{label} ({issue.param}) is missing",
+                "enum": f"{label} ({issue.param}) is not one of the allowed values",
+                "provenance": f"{label} ({issue.param}) must come from the user"}[issue.reason]
     if issue.action == Action.CALL_TOOL:
-        return reject(ErrorName.PARAM_PROVENANCE_CALL_TOOL, f"{label} ({issue.param}) is missing",
-                      f"call {issue.tool} first to look the value up, then call {c.tool} again", args)
+        return f"{label} ({issue.param}) is missing"
     if issue.action == Action.FAIL:
-        msg = issue.message or f"{label} ({issue.param}) is missing"
-        return reject(ErrorName.PARAM_PROVENANCE_FAIL, msg, f"call builtin_node_fail with the reason: {msg}", args)
-    return reject(ErrorName.PARAM_PROVENANCE_REJECTED,
-                  f"the value of {label} ({issue.param}) does not come from an allowed source; do not make values up",
-                  "ask the user (builtin_node_follow_up), call a lookup tool first, or fail (builtin_node_fail)", args)
+        return issue.message or f"{label} ({issue.param}) is missing"
+    return f"the value of {label} ({issue.param}) does not come from an allowed source; do not make values up"
+
+
+def _next_steps(c: Call, issues: list[ParamIssue]) -> list[str]:
+    """One next step per failing argument, in order; the arguments to ask the user for share one
+    follow-up (its expectedFields list them all)."""
+    steps: list[str] = []
+    asks = [i for i in issues if i.action == Action.ASK_USER]
+    for i in issues:
+        if i.action == Action.ASK_USER:
+            if i is asks[0]:
+                labels = ", ".join(dict.fromkeys(a.label or _label(c, a.param) for a in asks))
+                fields = ", ".join(dict.fromkeys(f'"{a.param}"' for a in asks))
+                steps.append(f"call builtin_node_follow_up to ask the user for {labels} (expectedFields: [{fields}])")
+        elif i.action == Action.CALL_TOOL:
+            steps.append(f"call {i.tool} first to look the value up, then call {c.tool} again")
+        elif i.action == Action.FAIL:
+            steps.append(f"call builtin_node_fail with the reason: {_why(c, i)}")
+        else:
+            steps.append("ask the user (builtin_node_follow_up), call a lookup tool first, or fail (builtin_node_fail)"
+                         + ("" if len(issues) == 1 else f" for {i.label or _label(c, i.param)} ({i.param})"))
+    return list(dict.fromkeys(steps))
 
 
 def step_fingerprint(c: Call) -> CallResult | None:

@@ -69,12 +69,24 @@ class ParamIssue:
     message: str | None = None
 
 
+# An argument's source (§5.3): one source name, or for a `[]` argument whose items came from
+# different sources, each item's source in item order.
+Provenance = dict[str, "str | list[str]"]
+
+
 @dataclass(slots=True)
 class ParamResult:
-    """The parameter contract's outcome: each argument's source, and the issue to act on, if any."""
+    """The parameter contract's outcome: each argument's source, the issue to act on, if any, and
+    every argument's issue (a refusal names them all, each with its next step)."""
 
-    provenance: dict[str, str]
+    provenance: Provenance
     issue: ParamIssue | None = None
+    issues: tuple[ParamIssue, ...] = ()
+
+    @property
+    def all_issues(self) -> tuple[ParamIssue, ...]:
+        """Every issue found (a module generated before `issues` existed gives only `issue`)."""
+        return self.issues or ((self.issue,) if self.issue is not None else ())
 
 
 _PRIORITY = {"REJECT": 0, "FAIL": 1, "CALL_TOOL": 2, "ASK_USER": 3}
@@ -85,6 +97,15 @@ def worst(issues: list[ParamIssue]) -> ParamIssue | None:
     if not issues:
         return None
     return min(issues, key=lambda i: _PRIORITY[i.action])
+
+
+def items_source(sources: list[str]) -> str | list[str]:
+    """The source of a `[]` argument from its items' sources (§5.3, judged item by item):
+    MODEL when any item has no legal source, the one source when all agree, else the list."""
+    if "MODEL" in sources:
+        return "MODEL"
+    first = sources[0] if sources else "MODEL"
+    return first if all(s == first for s in sources) else list(sources)
 
 
 def bind_nothing(args: dict, ctx: Any) -> dict[str, str]:

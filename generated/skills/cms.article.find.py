@@ -58,7 +58,7 @@ _cms_article_get__articleId__PROVENANCE = rt.ParamIssue("ASK_USER", "articleId",
 
 def _cms_article_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "articleId" sources EVIDENCE, PRIOR_TASK, USER
     v = args.get("articleId", rt.MISSING)
@@ -76,7 +76,7 @@ def _cms_article_get__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         provenance["articleId"] = src
         if src == "MODEL":
             issues.append(_cms_article_get__articleId__PROVENANCE)  # ASK_USER (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_article_get__judge(response: Any) -> rt.Judgement:
@@ -143,7 +143,7 @@ _cms_article_list__status__ENUM = rt.ParamIssue("ASK_USER", "status", "enum", la
 
 def _cms_article_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "status" sources MODEL enum
     v = args.get("status", rt.MISSING)
@@ -161,7 +161,7 @@ def _cms_article_list__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
     else:
         src = bound.get("spaceId", "MODEL")
         provenance["spaceId"] = src
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_article_list__judge(response: Any) -> rt.Judgement:
@@ -234,7 +234,7 @@ _cms_article_search__keyword__PROVENANCE = rt.ParamIssue("ASK_USER", "keyword", 
 
 def _cms_article_search__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "keyword" sources USER
     v = args.get("keyword", rt.MISSING)
@@ -255,7 +255,7 @@ def _cms_article_search__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
     else:
         src = bound.get("spaceId", "MODEL")
         provenance["spaceId"] = src
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_article_search__judge(response: Any) -> rt.Judgement:

@@ -55,7 +55,7 @@ _cms_article_create__authorId__PROVENANCE = rt.ParamIssue("REJECT", "authorId", 
 
 def _cms_article_create__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "title" sources USER
     v = args.get("title", rt.MISSING)
@@ -90,7 +90,7 @@ def _cms_article_create__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
         provenance["authorId"] = src
         if src == "MODEL":
             issues.append(_cms_article_create__authorId__PROVENANCE)  # REJECT (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_article_create__judge(response: Any) -> rt.Judgement:
@@ -172,7 +172,7 @@ _cms_space_list__organId__PROVENANCE = rt.ParamIssue("REJECT", "organId", "prove
 
 def _cms_space_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "organId" from "platform.organId"
     v = args.get("organId", rt.MISSING)
@@ -183,7 +183,7 @@ def _cms_space_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContex
         provenance["organId"] = src
         if src == "MODEL":
             issues.append(_cms_space_list__organId__PROVENANCE)  # REJECT (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_space_list__judge(response: Any) -> rt.Judgement:

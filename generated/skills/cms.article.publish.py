@@ -98,7 +98,7 @@ _cms_article_get__articleId__PROVENANCE = rt.ParamIssue("REJECT", "articleId", "
 
 def _cms_article_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "articleId" from "prior.article.id"
     v = args.get("articleId", rt.MISSING)
@@ -109,7 +109,7 @@ def _cms_article_get__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         provenance["articleId"] = src
         if src == "MODEL":
             issues.append(_cms_article_get__articleId__PROVENANCE)  # REJECT (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_article_get__judge(response: Any) -> rt.Judgement:
@@ -187,7 +187,7 @@ _cms_article_publish__visibility__ENUM = rt.ParamIssue("ASK_USER", "visibility",
 
 def _cms_article_publish__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "articleId" from "prior.article.id"
     v = args.get("articleId", rt.MISSING)
@@ -235,7 +235,7 @@ def _cms_article_publish__check(args: dict, bound: dict[str, str], ctx: rt.BindC
             issues.append(_cms_article_publish__visibility__PROVENANCE)  # ASK_USER (§5.3 step 4)
         if rt.enum_key(v) not in _cms_article_publish__visibility__ALLOWED:
             issues.append(_cms_article_publish__visibility__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_article_publish__judge(response: Any) -> rt.Judgement:
@@ -335,7 +335,7 @@ _cms_channel_list__spaceId__PROVENANCE = rt.ParamIssue("REJECT", "spaceId", "pro
 
 def _cms_channel_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "spaceId" from "evidence.article.spaceId"
     v = args.get("spaceId", rt.MISSING)
@@ -346,7 +346,7 @@ def _cms_channel_list__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         provenance["spaceId"] = src
         if src == "MODEL":
             issues.append(_cms_channel_list__spaceId__PROVENANCE)  # REJECT (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_channel_list__judge(response: Any) -> rt.Judgement:

@@ -78,7 +78,7 @@ _cms_article_rename__editorId__PROVENANCE = rt.ParamIssue("REJECT", "editorId", 
 
 def _cms_article_rename__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "articleId" from "inputs.articleId"
     v = args.get("articleId", rt.MISSING)
@@ -110,7 +110,7 @@ def _cms_article_rename__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
         provenance["editorId"] = src
         if src == "MODEL":
             issues.append(_cms_article_rename__editorId__PROVENANCE)  # REJECT (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_article_rename__judge(response: Any) -> rt.Judgement:

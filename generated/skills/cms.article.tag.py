@@ -42,7 +42,7 @@ _cms_tag_add__tag__PROVENANCE = rt.ParamIssue("ASK_USER", "tag", "provenance", l
 
 def _cms_tag_add__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "articleId" sources USER, EVIDENCE, PRIOR_TASK
     v = args.get("articleId", rt.MISSING)
@@ -72,7 +72,7 @@ def _cms_tag_add__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) 
         provenance["tag"] = src
         if src == "MODEL":
             issues.append(_cms_tag_add__tag__PROVENANCE)  # ASK_USER (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_tag_add__judge(response: Any) -> rt.Judgement:

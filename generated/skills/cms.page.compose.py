@@ -118,7 +118,7 @@ _cms_page_create__0x114c875dde_blocks_heading__PROVENANCE = rt.ParamIssue("REJEC
 
 def _cms_page_create__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "spaceId" from "evidence.space.id"
     v = args.get("spaceId", rt.MISSING)
@@ -194,7 +194,7 @@ def _cms_page_create__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
     else:
         src = bound.get("breadcrumb", "MODEL")
         provenance["breadcrumb"] = src
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_page_create__judge(response: Any) -> rt.Judgement:
@@ -304,7 +304,7 @@ _cms_page_list__path__PROVENANCE = rt.ParamIssue("ASK_USER", "path", "provenance
 
 def _cms_page_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "spaceId" sources EVIDENCE, SESSION
     v = args.get("spaceId", rt.MISSING)
@@ -332,7 +332,7 @@ def _cms_page_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext
         provenance["path"] = src
         if src == "MODEL":
             issues.append(_cms_page_list__path__PROVENANCE)  # ASK_USER (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_page_list__judge(response: Any) -> rt.Judgement:
@@ -393,7 +393,7 @@ _cms_space_get__spaceId__PROVENANCE = rt.ParamIssue("ASK_USER", "spaceId", "prov
 
 def _cms_space_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "spaceId" sources SESSION, PRIOR_TASK, USER
     v = args.get("spaceId", rt.MISSING)
@@ -411,7 +411,7 @@ def _cms_space_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext
         provenance["spaceId"] = src
         if src == "MODEL":
             issues.append(_cms_space_get__spaceId__PROVENANCE)  # ASK_USER (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_space_get__judge(response: Any) -> rt.Judgement:

@@ -76,7 +76,7 @@ _cms_channel_list__spaceId__PROVENANCE = rt.ParamIssue("REJECT", "spaceId", "pro
 
 def _cms_channel_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "spaceId" from "outputs.spaceId"
     v = args.get("spaceId", rt.MISSING)
@@ -87,7 +87,7 @@ def _cms_channel_list__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         provenance["spaceId"] = src
         if src == "MODEL":
             issues.append(_cms_channel_list__spaceId__PROVENANCE)  # REJECT (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_channel_list__judge(response: Any) -> rt.Judgement:
@@ -148,7 +148,7 @@ _cms_space_list__organId__PROVENANCE = rt.ParamIssue("REJECT", "organId", "prove
 
 def _cms_space_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "organId" from "platform.organId"
     v = args.get("organId", rt.MISSING)
@@ -159,7 +159,7 @@ def _cms_space_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContex
         provenance["organId"] = src
         if src == "MODEL":
             issues.append(_cms_space_list__organId__PROVENANCE)  # REJECT (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _cms_space_list__judge(response: Any) -> rt.Judgement:

@@ -84,7 +84,7 @@ _inv_invoice_find__status__ENUM = rt.ParamIssue("ASK_USER", "status", "enum", la
 
 def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "orderNo" sources SHARED, USER
     v = args.get("orderNo", rt.MISSING)
@@ -109,7 +109,7 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         provenance["status"] = src
         if rt.enum_key(v) not in _inv_invoice_find__status__ALLOWED:
             issues.append(_inv_invoice_find__status__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _inv_invoice_find__judge(response: Any) -> rt.Judgement:
@@ -228,7 +228,7 @@ _inv_invoice_issue__remark__PROVENANCE = rt.ParamIssue("ASK_USER", "remark", "pr
 
 def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "orderNo" from "shared.orderNo"
     v = args.get("orderNo", rt.MISSING)
@@ -328,7 +328,7 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
         provenance["remark"] = src
         if src == "MODEL":
             issues.append(_inv_invoice_issue__remark__PROVENANCE)  # ASK_USER (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _inv_invoice_issue__judge(response: Any) -> rt.Judgement:

@@ -42,7 +42,7 @@ _inv_invoice_find__status__ENUM = rt.ParamIssue("ASK_USER", "status", "enum", la
 
 def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "orderNo" sources USER, SHARED, PRIOR_TASK optional
     v = args.get("orderNo", rt.MISSING)
@@ -84,7 +84,7 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         provenance["status"] = src
         if rt.enum_key(v) not in _inv_invoice_find__status__ALLOWED:
             issues.append(_inv_invoice_find__status__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _inv_invoice_find__judge(response: Any) -> rt.Judgement:
@@ -150,7 +150,7 @@ _inv_invoice_get__invoiceNo__PROVENANCE = rt.ParamIssue("ASK_USER", "invoiceNo",
 
 def _inv_invoice_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "invoiceNo" sources USER, EVIDENCE, PRIOR_TASK
     v = args.get("invoiceNo", rt.MISSING)
@@ -168,7 +168,7 @@ def _inv_invoice_get__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         provenance["invoiceNo"] = src
         if src == "MODEL":
             issues.append(_inv_invoice_get__invoiceNo__PROVENANCE)  # ASK_USER (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _inv_invoice_get__judge(response: Any) -> rt.Judgement:

@@ -41,7 +41,7 @@ _inv_invoice_find__status__ENUM = rt.ParamIssue("ASK_USER", "status", "enum", la
 
 def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "invoiceNo" sources USER, EVIDENCE optional
     v = args.get("invoiceNo", rt.MISSING)
@@ -66,7 +66,7 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         provenance["status"] = src
         if rt.enum_key(v) not in _inv_invoice_find__status__ALLOWED:
             issues.append(_inv_invoice_find__status__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _inv_invoice_find__judge(response: Any) -> rt.Judgement:
@@ -149,7 +149,7 @@ _inv_invoice_void__deptPath__PROVENANCE = rt.ParamIssue("REJECT", "deptPath", "p
 
 def _inv_invoice_void__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "invoiceNo" sources EVIDENCE, PRIOR_TASK
     v = args.get("invoiceNo", rt.MISSING)
@@ -195,7 +195,7 @@ def _inv_invoice_void__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         provenance["deptPath"] = src
         if src == "MODEL":
             issues.append(_inv_invoice_void__deptPath__PROVENANCE)  # REJECT (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _inv_invoice_void__judge(response: Any) -> rt.Judgement:

@@ -76,7 +76,7 @@ _inv_order_get__organId__PROVENANCE = rt.ParamIssue("REJECT", "organId", "proven
 
 def _inv_order_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "orderNo" sources USER, EVIDENCE, PRIOR_TASK
     v = args.get("orderNo", rt.MISSING)
@@ -103,7 +103,7 @@ def _inv_order_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext
         provenance["organId"] = src
         if src == "MODEL":
             issues.append(_inv_order_get__organId__PROVENANCE)  # REJECT (§5.3 step 4)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _inv_order_get__judge(response: Any) -> rt.Judgement:
@@ -172,7 +172,7 @@ _inv_order_list__status__ENUM = rt.ParamIssue("ASK_USER", "status", "enum", labe
 
 def _inv_order_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) -> rt.ParamResult:
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
-    provenance: dict[str, str] = {}
+    provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
     # "organId" from "platform.organId"
     v = args.get("organId", rt.MISSING)
@@ -195,7 +195,7 @@ def _inv_order_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContex
         provenance["status"] = src
         if rt.enum_key(v) not in _inv_order_list__status__ALLOWED:
             issues.append(_inv_order_list__status__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
-    return rt.ParamResult(provenance, rt.worst(issues))
+    return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
 def _inv_order_list__judge(response: Any) -> rt.Judgement:
