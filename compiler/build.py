@@ -113,14 +113,6 @@ def _diag_record(d: Diagnostic) -> dict[str, Any]:
     return {"code": d.code, "severity": d.severity, "message": d.message, "line": d.line, "column": d.column}
 
 
-def _diag_from_record(key: str, r: dict[str, Any]) -> Diagnostic:
-    line, column = int(r.get("line", 1)), int(r.get("column", 1))
-    return Diagnostic(
-        code=r["code"], severity=r["severity"], message=r["message"], skill=key, line=line, column=column,
-        end_line=line, end_column=column + 1,
-    )
-
-
 def _load_source(source: str | os.PathLike[str] | ir.Studio) -> ir.Studio:
     if isinstance(source, ir.Studio):
         return source
@@ -289,7 +281,10 @@ def _reuse_unchanged(
         ):
             entries[key] = prev
             result.reused.append(key)
-            result.diagnostics.extend(_diag_from_record(key, r) for r in prev.get("diagnostics", []))
+            if prev.get("diagnostics"):
+                # the manifest keeps codes and places only; the front end, run again on this one
+                # skill, gives back the file, the excerpt and the help an unchanged build must still show
+                result.diagnostics.extend(_front_end([skill])[key][1])
         else:
             todo.append(skill)
     return entries, todo
@@ -383,7 +378,8 @@ def _build_agents(
         if prev and prev.get("input_sha256") == digest and prev.get("graph") == rel and _intact(out, rel, prev.get("graph_sha256"), stamps, result):
             out_agents[agent.agent_code] = prev
             result.unchanged.append(rel)
-            result.diagnostics.extend(_diag_from_record(r.get("skill") or "", r) for r in prev.get("diagnostics", []))
+            if prev.get("diagnostics"):  # told again in full (file, excerpt, help), not from the manifest's record
+                result.diagnostics.extend(graphs.build_agent_graph(agent, facts, all_keys, files)[1])
             continue
         g, diags = graphs.build_agent_graph(agent, facts, all_keys, files)
         text = _json_text(graphs.graph_to_data(g))

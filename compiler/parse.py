@@ -143,7 +143,9 @@ class _Builder:
         if j.value in allowed:
             return j.value
         same = [a for a in allowed if a.lower() == j.value.lower()]
-        help = f"did you mean '{same[0]}'? enum values are case-sensitive" if same else None
+        close = difflib.get_close_matches(j.value.upper(), allowed, n=1, cutoff=0.75)
+        help = (f"did you mean '{same[0]}'? enum values are case-sensitive" if same
+                else f"did you mean '{close[0]}'?" if close else None)
         self._d("SC113", "error", f"invalid {prop} '{j.value}' in {where}; expected one of {', '.join(allowed)} (§18)", j.span, help=help)
         return None
 

@@ -9,6 +9,8 @@ call). docs/diagnostics.md lists every code.
 """
 from __future__ import annotations
 
+import re
+
 from skillc.compiler import ir
 from skillc.compiler.authoring import did_you_mean
 from skillc.compiler.diagnostics import Diagnostic, Severity, make
@@ -88,7 +90,8 @@ class _Validator:
             self._d("SC107", "error", f"confirm: true on '{t.name}', which is not a WRITE tool (§16 rule 7)", t.prop_spans.get("confirm"))
         if t.confirm is False and t.side_effect == "WRITE":
             self._d("SC214", "note", f"confirm: false on '{t.name}' skips approval only if the tool is also in state.write-confirm-bypass-tools (§14.1)", t.prop_spans.get("confirm"))
-        if t.success is not None and t.success.op is None:
+        if t.success is not None and t.success.op is None and "op" not in t.success.prop_spans:
+            # an op that was written but is not a known one is already SC113: "has no op" would contradict it
             self._d("SC206", "warning", f"{w}.success has no op, so no business check is made (§6.1, §16)", t.success.key_span or t.success.span)
         if t.args:
             for key in t.idempotency_key:
@@ -123,12 +126,22 @@ class _Validator:
             if isinstance(a.from_, ir.CallRef) and t.args and not _names_param(t.args, _path_text(a.from_.path)):
                 self._d("SC205", "warning", f"{w}.args.{a.name} reads '{a.from_.text}', but '{_path_text(a.from_.path)}' is not listed in tools.{t.name}.args (§16)", a.from_.span)
 
+    def _dropped_sources(self, a: ir.ArgContract) -> bool:
+        """Whether `sources` was written with values the parser refused (each already SC113)."""
+        span = a.prop_spans.get("sources")
+        if span is None:
+            return False
+        written = re.findall(r'"(?:[^"\\]|\\.)*"', self.p.skill_contract[span.start : span.end])
+        return len(written) > len(a.sources)
+
     def _arg(self, t: ir.ToolContract, a: ir.ArgContract) -> None:
         w = f"tools.{t.name}.args.{a.path.text}"
         if a.from_ is not None and a.has_const:
             self._d("SC109", "error", f"{w} has both from and const (§16 rule 9)", a.key_span, help="keep one: from binds a value, const fixes it")
         bound = a.from_ is not None or a.has_const
-        if not bound and not a.sources:
+        if not bound and self._dropped_sources(a):
+            pass  # an unknown source is already SC113; "has no sources" beside it would contradict it
+        elif not bound and not a.sources:
             tail = " As it is required, calls can never pass." if a.required else ""
             self._d("SC207", "warning", f"{w} has no from/const and no sources: any value the model gives is rejected (§5.3).{tail}", a.key_span,
                     help='add "sources" (e.g. ["USER"]), a from, or leave the parameter out of args')

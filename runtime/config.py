@@ -329,6 +329,9 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"no config file {file.name!r} in {file.resolve().parent} (a skillc.toml names the "
+                          "studio, MCP servers, store and model; examples/skillc.toml is one)") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read config: {exc.strerror or exc}") from None
     return parse_config(text, file)

@@ -373,7 +373,7 @@ class Session:
         except StoreError:
             raise  # the turn cannot be kept: the session is reloaded, the caller told
         except ModelError as exc:
-            self.emit("error", message=str(exc))
+            self.emit("error", message=str(exc), code=ModelError.name)
             return Reply(f"error: {exc}", False, task=self.task.id if self.task else None)
         except PlanningFailed as exc:
             return self._planning_failed(exc)

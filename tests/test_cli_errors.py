@@ -186,7 +186,7 @@ timeout = 5
 
 
 @pytest.mark.parametrize("case,message", [
-    ("missing", "cannot read config"),
+    ("missing", "no config file 'nope.toml' in"),
     ("bad-toml", "invalid TOML"),
     ("no-studio", "studio:"),
     ("unknown-session", "no session 'nope'"),

@@ -135,7 +135,7 @@ def test_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="no config file"):
         load_config(tmp_path / "absent.toml")
 
 
@@ -216,3 +216,24 @@ def test_settings_are_frozen() -> None:
     settings = Settings()
     with pytest.raises(ValidationError):
         settings.fingerprint_limit = 9  # type: ignore[misc]
+
+
+def test_a_missing_config_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's embedding snippet without its skillc.toml: which file, where, what it is for."""
+    import asyncio
+
+    from skillc.runtime import open_runtime
+    from skillc.runtime.config import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+
+    async def main() -> None:
+        async with open_runtime("skillc.toml"):
+            pass
+
+    with pytest.raises(ConfigError) as caught:
+        asyncio.run(main())
+    message = str(caught.value)
+    assert "\n" not in message and caught.value.__cause__ is None
+    assert message.startswith(f"no config file 'skillc.toml' in {tmp_path.resolve()}"), message
+    assert "MCP servers, store and model" in message

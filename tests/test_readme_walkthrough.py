@@ -2,33 +2,28 @@
 says, and every command of its shell block runs and succeeds (check --strict, explain, scenario)."""
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
 import pytest
 
+from helpers import readme
 from skillc.main import run as skillc
-
-README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Writing a first skill")
-    return text[start:text.index("\n## ", start + 5)]
+    return readme.section("Writing a first skill")
 
 
 def files() -> dict[str, str]:
     """`path`: followed by a fenced block -> {path: the block's text}."""
-    found = re.findall(r"^`([^`\s]+)`:\n\n```[a-z]*\n(.*?)^```", section(), re.M | re.S)
-    return {path: body for path, body in found}
+    return readme.files(section())
 
 
 def commands() -> list[list[str]]:
-    block = re.search(r"```sh\n(.*?)```", section(), re.S)
-    assert block, "no shell block in the walk-through"
-    return [shlex.split(line) for line in block.group(1).splitlines() if line.strip()]
+    found = readme.blocks(section(), "sh")
+    assert found, "no shell block in the walk-through"
+    return [shlex.split(line) for line in readme.commands(found[0])]
 
 
 def test_the_walkthrough_shows_the_real_keys() -> None:

@@ -29,8 +29,15 @@ against their schema (unknown keys, wrong types, status casing, a missing manual
 server serves, and tools whose MCP annotations disagree with the contract (destructiveHint on a
 read: warning; readOnlyHint on a WRITE: note).
 
-exit status: 0 clean or warnings only, 1 errors (some skill does not load, or any warning with
---strict), 2 bad invocation or unreadable source or config."""
+Two findings fail the check even without --strict, because the studio cannot work as written:
+an agent left with no loadable skill (every request routed to it fails at planning), and a write
+no call can ever pass (a required argument whose only source is EVIDENCE while no tool the skill
+may call extracts any, e.g. its lookup tool missing from tools:). The last lines say what the
+run would do.
+
+exit status: 0 clean or warnings only, 1 errors (some skill does not load, an agent has no
+loadable skill, a write can never run, or any warning with --strict), 2 bad invocation or
+unreadable source or config."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     args.source, studio = load_source("check", args.source, args.config, config)
     if studio is None:
         return 2
+    from skillc.compiler.blockers import run_blockers
     from skillc.compiler.diagnostics import count, render, strict
     from skillc.compiler.frontend import check_studio
 
@@ -69,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.strict:
         result.diagnostics = strict(result.diagnostics)
     totals = count(result.diagnostics)
+    blockers = run_blockers(result)
     loaded, rejected = sorted(result.contracts), sorted(result.rejected)
     if args.format == "json":
         doc = {
@@ -78,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             "rejected": rejected,
             "summary": {"skills": len(loaded) + len(rejected), **{f"{k}s": v for k, v in totals.items()}},
             "diagnostics": [d.model_dump() for d in result.diagnostics],
+            "blockers": blockers,
         }
         json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
@@ -87,9 +97,12 @@ def run(args: argparse.Namespace) -> int:
         parts = [f"{totals['error']} error{'s' * (totals['error'] != 1)}", f"{totals['warning']} warning{'s' * (totals['warning'] != 1)}"]
         if totals["note"]:
             parts.append(f"{totals['note']} note{'s' * (totals['note'] != 1)}")
-        line = (f"checked {len(loaded) + len(rejected)} skills of {len(studio.agents)} agents in {args.source}: "
+        n_skills, n_agents = len(loaded) + len(rejected), len(studio.agents)
+        line = (f"checked {n_skills} skill{'s' * (n_skills != 1)} of {n_agents} agent{'s' * (n_agents != 1)} in {args.source}: "
                 f"{len(loaded)} loaded, {len(rejected)} rejected; {', '.join(parts)}")
         if rejected:
             line += f"\nrejected: {', '.join(rejected)}"
         print(line)
-    return 1 if totals["error"] else 0
+        for blocker in blockers:
+            print(f"error: {blocker}")
+    return 1 if totals["error"] or blockers else 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from skillc.commands import CONFIG_HELP, SOURCE_HELP, load_source
 
@@ -81,11 +82,21 @@ def run(args: argparse.Namespace) -> int:
             print(render(d))
     totals = count(result.diagnostics)
     if not args.quiet:
-        ok = len(result.manifest["skills"]) - len(result.rejected)
-        print(
-            f"compiled {args.source} -> {args.output}: {ok} skills loaded, {len(result.rejected)} rejected, "
-            f"{len(result.manifest['agents'])} agents; {len(result.regenerated)} regenerated, {len(result.reused)} unchanged; "
-            f"{len(result.written)} files written, {len(result.removed)} removed; "
-            f"{totals['error']} errors, {totals['warning']} warnings"
-        )
+        print(summary(args.source, args.output, result, totals))
     return 1 if result.rejected or totals["error"] else 0  # an agent the border refused is an error too
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def summary(source: str, output: str, result: Any, totals: dict[str, int]) -> str:
+    """The last line of a compile. Skills are "regenerated" (compiled again) or "unchanged"
+    (taken from the manifest); files are "written" (new bytes) or "already current" (a skill
+    compiled again to the same bytes, e.g. the first build of a checked-out generated/)."""
+    ok = len(result.manifest["skills"]) - len(result.rejected)
+    current = f" ({len(result.unchanged)} already current)" if result.unchanged and result.regenerated else ""
+    return (f"compiled {source} -> {output}: {_n(ok, 'skill')} loaded, {len(result.rejected)} rejected, "
+            f"{_n(len(result.manifest['agents']), 'agent')}; {len(result.regenerated)} regenerated, "
+            f"{len(result.reused)} unchanged; {_n(len(result.written), 'file')} written{current}, "
+            f"{len(result.removed)} removed; {_n(totals['error'], 'error')}, {_n(totals['warning'], 'warning')}")

@@ -17,6 +17,7 @@ from typing import Any
 
 from skillc.scenario.load import Located, ScenarioError, duration, load_scenario, read_scenario
 from skillc.scenario.match import check
+from skillc.scenario.report import report
 
 __all__ = ["Clock", "ScenarioError", "ScenarioResult", "load_scenario", "report", "run_files", "run_scenario"]
 
@@ -36,6 +37,8 @@ class ScenarioResult:
     problems: list[str] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    diagnostics: list[Any] = field(default_factory=list)  # the studio's, as `skillc check` finds them
+    replies: list[str] = field(default_factory=list)  # "turn N: <the reply>", one per turn played
     events: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     crash: str | None = None
@@ -131,8 +134,13 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
     from skillc.compiler.build import compile_studio
     from skillc.runtime.loader import load_compiled
 
+    from skillc.compiler.frontend import check_studio
+
     studio = _read_studio(data, doc, result.path)
     settings, servers = _read_setup(data, doc, tmp)
+    # what `skillc check` would say: a rejected skill or a misspelled rule explains a failure, and
+    # a warning on a passing run is still worth reading
+    result.diagnostics = [d for d in check_studio(studio).diagnostics if d.severity != "note"]
     compile_studio(studio, tmp / "compiled")
     play = _Play(data, doc, tmp, result, compiled=load_compiled(tmp / "compiled"), settings=settings,
                  servers=servers, trace=_open_trace(trace_path))
@@ -271,7 +279,7 @@ class _Play:
         if self.crashed.is_set():
             await self._die(job)
         else:
-            job.result()
+            self.result.replies.append(f"turn {number}: {job.result().text}")
         for entry in self.model.finish_turn():
             self.result.unused.append(f"turn {entry.turn}: script entry {entry.position} unused: {_show(entry.entry)}")
 
@@ -321,22 +329,3 @@ def run_files(paths: list[str], *, trace_path: str | None = None,
         if on_result is not None:
             on_result(result)
     return results
-
-
-def report(result: ScenarioResult, *, verbose: bool = True) -> str:
-    """A readable verdict: what failed and where (turn, expectation, nearest event), runtime
-    errors from the trace, unused script entries and notes (unless `verbose` is False)."""
-    if result.error:
-        return f"ERROR {result.path}\n  {result.error}"
-    status = "PASS" if result.ok else "FAIL"
-    lines = [f"{status} {result.name} ({result.path}, {len(result.events)} events)"]
-    if result.crash:
-        lines.append(f"  ! the runtime raised {result.crash}")
-    lines += [f"  - {p}" for p in result.problems]
-    if not result.ok:
-        errors = [e for e in result.events if e.get("type") == "error"]
-        lines += [f"  ! turn {e.get('turn')}: runtime error: {e.get('message')}" for e in errors]
-    if verbose or not result.ok:
-        lines += [f"  · {n}" for n in result.notes]
-        lines += [f"  · {u}" for u in result.unused]
-    return "\n".join(lines)

@@ -58,6 +58,8 @@ class ModelResponse:
 class ModelError(SkillcError):
     """The model could not answer (transport failure after retries, malformed reply, script mismatch)."""
 
+    name = "MODEL_ERROR"  # what the trace's `error` event and the service's RUN_ERROR call it
+
 
 class Model(Protocol):
     """Every adapter: one async call per request."""

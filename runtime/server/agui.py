@@ -4,8 +4,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ag_ui.core import RunAgentInput
-from pydantic import ValidationError
+from ag_ui.core import Message, RunAgentInput
+from pydantic import Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -13,6 +13,14 @@ from starlette.routing import BaseRoute, Route
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.server.runs import RunLog, sse_frames
+
+
+class RunInput(RunAgentInput):
+    """A `RunAgentInput` whose `messages` may be left out: a run that only answers an interrupt
+    (`resume`) has no new message to send, and `messages` is not read then (docs/API.md)."""
+
+    messages: list[Message] = Field(default_factory=list)
+
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 KEEPALIVE = 15.0  # seconds of quiet before a keep-alive comment
@@ -24,7 +32,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     async def run(request: Request) -> Response:
         identity = await ctx.identify(request)
         try:
-            data = RunAgentInput.model_validate_json(await request.body())
+            data = RunInput.model_validate_json(await request.body())
         except ValidationError as exc:
             raise ApiError("INVALID_INPUT", f"not an AG-UI RunAgentInput: {exc.errors()[0]['msg']} "
                            f"at {'.'.join(str(p) for p in exc.errors()[0]['loc'])}") from None

@@ -41,6 +41,7 @@ class RunMapper:
         self.open_steps: list[str] = []
         self.calls = 0
         self.gated: dict[str, str] = {}  # node -> toolCallId of the write the gate stopped
+        self.failed: tuple[str, str] | None = None  # (message, code) of an error that ended the turn
 
     # ------------------------------------------------------------ output
 
@@ -76,6 +77,11 @@ class RunMapper:
             self.put(TextMessageEndEvent(message_id=mid))
         self.snapshot()
         interrupt = interrupt_of(self.session, self.digest_key, self.gated_call())
+        if self.failed is not None and interrupt is None:
+            # not a success: the reply says what went wrong, and the task is still open (the next
+            # message continues it)
+            self.put(RunErrorEvent(message=self.failed[0], code=self.failed[1]))
+            return
         outcome: Any = RunFinishedSuccessOutcome() if interrupt is None else RunFinishedInterruptOutcome(
             interrupts=[interrupt])
         result = {"reply": getattr(reply, "text", None), "task": getattr(reply, "task", None),
@@ -125,6 +131,8 @@ class RunMapper:
             self.custom("skillc.skill_rejected", {"skill": ev.get("skill"), "diagnostics": ev.get("diagnostics")})
         elif kind == "error":
             self.custom("skillc.error", {"message": ev.get("message")})
+            if ev.get("code"):  # the turn could not go on (the model failed): the run ends in RUN_ERROR
+                self.failed = (str(ev.get("message")), str(ev["code"]))
         elif kind == "task.finished":
             self.custom("skillc.task_finished", {"task": ev.get("task"), "state": ev.get("state"),
                                                  "reason": ev.get("reason")})
