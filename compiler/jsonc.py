@@ -36,8 +36,9 @@ class J:
 
 
 # Spans are built with model_construct: their fields are a token's own integers, and validating
-# ~130 of them per contract was a fifth of a cold compile.
-_SPAN = ir.Span.model_construct
+# ~130 of them per contract was a fifth of a cold compile. (Typed loosely: lark types a token's
+# positions as optional, and the basic lexer always sets them.)
+_SPAN: Any = ir.Span.model_construct
 
 
 def _tspan(t: Token) -> ir.Span:
