@@ -15,7 +15,7 @@ import tempfile
 import traceback
 
 # Order is the order of `skillc --help`.
-COMMANDS: tuple[str, ...] = ("check", "compile", "diff", "schema", "graph", "explain", "scenario", "demo", "chat", "serve",
+COMMANDS: tuple[str, ...] = ("check", "compile", "diff", "schema", "graph", "explain", "scenario", "replay", "demo", "chat", "serve",
                              "studio", "audit", "model-stub")
 
 EPILOG = """\
@@ -28,6 +28,7 @@ typical use (every command; a test keeps this list complete):
   skillc compile examples/studio -o generated
   skillc diff main:generated generated    what a change does to each skill's behaviour (review, CI)
   skillc scenario run examples/scenarios/*.yaml
+  skillc replay logs.jsonl --studio examples/studio    judge recorded agent traffic, calling no tool
   skillc chat --config skillc.toml        talk to your agents with a real model
   skillc model-stub --port 8090 --script script.json    a fake model for chat/serve without one
   skillc serve generated --config skillc.toml    AG-UI + REST behind a signing gateway (docs/API.md)

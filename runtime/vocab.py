@@ -149,3 +149,29 @@ OPEN_STATUSES: tuple[EvidenceStatus, ...] = (EvidenceStatus.STARTED, EvidenceSta
 
 FINAL_NODE: tuple[NodeStatus, ...] = (NodeStatus.DONE, NodeStatus.FAILED, NodeStatus.CANCELLED, NodeStatus.SKIPPED)
 """Node states that never change again."""
+
+
+class Verdict(Word):
+    """What replay (`skillc replay`) finds the contracts would have done with one recorded call."""
+
+    ALLOWED = "allowed"
+    REFUSED = "refused"
+    APPROVAL_ASKED = "approval_asked"
+    REPLAYED = "replayed"  # an idempotent repeat: the earlier result returned, nothing sent
+    NOT_JUDGED = "not_judged"  # a skillc builtin in a recorded trace: not a business call
+
+
+class Reading(Word):
+    """How replay reads the user's message next to a write stopped for approval."""
+
+    CONFIRMED = "confirmed"
+    DECLINED = "declined"
+    UNCLEAR = "unclear"
+
+
+class Pairing(Word):
+    """How replay found a recorded call's answer."""
+
+    ID = "id"  # the tool message's tool_call_id names it (ids unique in the conversation)
+    POSITION = "position"  # ids repeat: the n-th answer after the call batch is the n-th call's
+    NONE = "none"  # no answer was recorded

@@ -1,0 +1,65 @@
+"""A replay: read every file, judge every conversation, gather the report.
+
+Files are read as streams (a JSONL file one record at a time), conversations are judged one
+after another in one event loop, and `on_progress` hears after each one how far the reading is.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterator
+
+from skillc.runtime.replay.judge import JudgeOptions, judge
+from skillc.runtime.replay.openai_format import read_file
+from skillc.runtime.replay.recorded import Conversation, Unreadable
+from skillc.runtime.replay.report import Report
+
+Progress = Callable[[int, int, int], None]  # bytes read, bytes in all, calls judged
+
+
+def read_any(path: str, messages_key: str | None = None) -> Iterator[Conversation | Unreadable]:
+    """The conversations of one file, in whichever recorded format it holds."""
+    return read_file(path, messages_key)
+
+
+async def replay_async(studio: object, files: list[str], options: JudgeOptions, *, studio_name: str = "",
+                       messages_key: str | None = None, on_progress: Progress | None = None) -> Report:
+    """Judge every conversation of `files` (see `replay`)."""
+    report = Report(studio=studio_name, files=list(files), platform=dict(options.platform), agent=options.agent,
+                    skill=options.skill)
+    sizes = [_size(f) for f in files]
+    total, done_before, calls = sum(sizes), 0, 0
+    seen: set[str] = set()
+    for path, size in zip(files, sizes):
+        for item in read_any(path, messages_key):
+            if isinstance(item, Unreadable):
+                report.unreadable.append(item)
+                continue
+            if item.id in seen:  # ids must name one conversation each (labels refer to them)
+                base, n = item.id, 2
+                while f"{base}~{n}" in seen:
+                    n += 1
+                item.notes.append(f"the id {base!r} was already used: this conversation is {base}~{n}")
+                item.id = f"{base}~{n}"
+            seen.add(item.id)
+            result = await judge(studio, item, options)
+            report.conversations.append(result)
+            calls += len(result.calls)
+            if on_progress is not None:
+                on_progress(done_before + (item.end or size), total, calls)
+        done_before += size
+    return report
+
+
+def replay(studio: object, files: list[str], options: JudgeOptions, *, studio_name: str = "",
+           messages_key: str | None = None, on_progress: Progress | None = None) -> Report:
+    """Judge every recorded tool call of `files` with the compiled `studio`'s contracts."""
+    return asyncio.run(replay_async(studio, files, options, studio_name=studio_name, messages_key=messages_key,
+                                    on_progress=on_progress))
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
