@@ -32,6 +32,7 @@ from skillc.runtime.mcp.result import ToolInfo
 from skillc.runtime.replay import confirmation
 from skillc.runtime.replay.env import ReplayEnv
 from skillc.runtime.replay.recorded import Conversation, RecordedCall, TextReply, UserMessage
+from skillc.runtime.skillmeta import Provenance
 from skillc.runtime.state import NodeState
 from skillc.runtime.vocab import NodeStatus, Pairing, Reading, SideEffect, Verdict
 
@@ -69,7 +70,7 @@ class CallVerdict:
     confirmation: Confirmation | None = None
     after_confirmation: dict[str, Any] | None = None  # the approved run of a confirmed write
     counterfactual: bool = False  # an earlier call's answer was not taken as evidence
-    provenance: dict[str, str] | None = None
+    provenance: Provenance | None = None  # argument -> the source it was accepted from
 
 
 @dataclass(slots=True)
