@@ -217,3 +217,17 @@ def test_check_servers_finds_the_studio_and_the_shop_agree(tmp_path: Path, capsy
     out = capsys.readouterr().out
     assert "server retail: 11 tools: cancel_pending_order, check_order_status," in out
     assert "6 loaded, 0 rejected; 0 errors, 0 warnings" in out
+
+
+def test_every_read_contract_is_the_lookup_skills_own() -> None:
+    """A read judged the same in every skill: replay and a reviewer can pick any skill holding
+    the tool and get the same provenance and extracts as retail.customer.lookup gives."""
+    contracts = dict(studio_contracts())
+    reads = contracts.pop("retail.customer.lookup")["tools"]
+    compared = 0
+    for skill, contract in contracts.items():
+        for tool, spec in contract["tools"].items():
+            if tool in reads:
+                assert spec == reads[tool], (skill, tool)
+                compared += 1
+    assert compared == 17

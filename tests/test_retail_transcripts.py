@@ -1,0 +1,101 @@
+"""The retail example's recorded conversations (examples/retail/transcripts/): OpenAI chat
+messages whose every tool answer is exactly what the demo shop answers from its seed, and a label
+for every write call (examples/retail/README.md, "Recorded conversations").
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TRANSCRIPTS = Path(__file__).resolve().parent.parent / "examples" / "retail" / "transcripts"
+FILES = sorted(TRANSCRIPTS.glob("*.jsonl"))
+WRITES = {"cancel_pending_order", "modify_pending_order_address", "return_delivered_order_items",
+          "exchange_delivered_order_items", "transfer_to_human_agents"}
+
+
+def conversation(path: Path) -> dict[str, Any]:
+    """The one conversation of a transcript file: `{id, messages}` on one JSON line."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1, f"{path.name}: one conversation per file"
+    return json.loads(lines[0])
+
+
+def tool_calls(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every tool call of a conversation in order; its position in this list is its call index."""
+    return [call for m in record["messages"] if m["role"] == "assistant" for call in m.get("tool_calls") or []]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_a_transcript_is_well_formed_chat_completions(path: Path) -> None:
+    """System first, then user/assistant/tool; each assistant tool call is answered by the tool
+    messages right after it, in order, each by its `tool_call_id`."""
+    record = conversation(path)
+    assert set(record) == {"id", "messages"} and path.stem.endswith(record["id"])
+    messages = record["messages"]
+    assert messages[0]["role"] == "system" and messages[1]["role"] == "user"
+    waiting: list[str] = []
+    for m in messages[1:]:
+        assert m["role"] in ("user", "assistant", "tool"), m
+        if m["role"] == "tool":
+            assert waiting and m["tool_call_id"] == waiting.pop(0), m
+            json.loads(m["content"])
+            continue
+        assert not waiting, f"unanswered tool calls before a {m['role']} message"
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            assert m["content"] is None
+            for call in m["tool_calls"]:
+                assert call["type"] == "function" and isinstance(json.loads(call["function"]["arguments"]), dict)
+                waiting.append(call["id"])
+        else:
+            assert isinstance(m["content"], str) and m["content"].strip()
+    assert not waiting
+    ids = [c["id"] for c in tool_calls(record)]
+    assert len(ids) == len(set(ids))
+
+
+def test_the_set_covers_what_the_demo_needs() -> None:
+    """6-10 conversations, parallel tool calls, a write repeated with the same arguments."""
+    records = [conversation(p) for p in FILES]
+    assert 6 <= len(records) <= 10
+    assert len({r["id"] for r in records}) == len(records)
+    assert any(len(m.get("tool_calls") or []) > 1 for r in records for m in r["messages"])
+    repeated = [r["id"] for r in records
+                if len({json.dumps([c["function"]["name"], json.loads(c["function"]["arguments"])], sort_keys=True)
+                        for c in tool_calls(r) if c["function"]["name"] in WRITES})
+                < sum(c["function"]["name"] in WRITES for c in tool_calls(r))]
+    assert repeated == ["exchange-repeated"]
+
+
+def test_labels_judge_exactly_the_write_calls() -> None:
+    """labels.json: `"<conversation id>:<call index>": "correct" | "wrong"` for every write call
+    and nothing else; the call index counts every tool call of the conversation from 0."""
+    labels = json.loads((TRANSCRIPTS / "labels.json").read_text(encoding="utf-8"))
+    writes = {f"{r['id']}:{i}" for r in map(conversation, FILES)
+              for i, call in enumerate(tool_calls(r)) if call["function"]["name"] in WRITES}
+    assert set(labels) == writes
+    assert set(labels.values()) == {"correct", "wrong"}
+    assert sum(v == "wrong" for v in labels.values()) == 7
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_every_recorded_answer_is_the_shops_own(path: Path, tmp_path: Path) -> None:
+    """Replaying the conversation's tool calls in order against a freshly seeded demo shop gives
+    each recorded tool message exactly: the transcripts agree with the seed data and the server."""
+    from mcp import Client
+
+    from skillc.examples.retail_server import build_server
+
+    record = conversation(path)
+    answers = {m["tool_call_id"]: json.loads(m["content"]) for m in record["messages"] if m["role"] == "tool"}
+
+    async def replay() -> None:
+        async with Client(build_server(str(tmp_path / "shop.sqlite"))) as client:
+            for call in tool_calls(record):
+                result = await client.call_tool(call["function"]["name"], json.loads(call["function"]["arguments"]))
+                assert result.structured_content == answers[call["id"]], call
+
+    asyncio.run(replay())
