@@ -25,7 +25,7 @@ def conversation(path: Path) -> dict[str, Any]:
 
 
 def tool_calls(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every tool call of a conversation in order; its position in this list is its call index."""
+    """Every tool call of a conversation in order (its call index is its position here, from 1)."""
     return [call for m in record["messages"] if m["role"] == "assistant" for call in m.get("tool_calls") or []]
 
 
@@ -72,10 +72,11 @@ def test_the_set_covers_what_the_demo_needs() -> None:
 
 def test_labels_judge_exactly_the_write_calls() -> None:
     """labels.json: `"<conversation id>:<call index>": "correct" | "wrong"` for every write call
-    and nothing else; the call index counts every tool call of the conversation from 0."""
+    and nothing else; the call index counts every tool call of the conversation from 1, as
+    `skillc replay` numbers them."""
     labels = json.loads((TRANSCRIPTS / "labels.json").read_text(encoding="utf-8"))
     writes = {f"{r['id']}:{i}" for r in map(conversation, FILES)
-              for i, call in enumerate(tool_calls(r)) if call["function"]["name"] in WRITES}
+              for i, call in enumerate(tool_calls(r), 1) if call["function"]["name"] in WRITES}
     assert set(labels) == writes
     assert set(labels.values()) == {"correct", "wrong"}
     assert sum(v == "wrong" for v in labels.values()) == 7
