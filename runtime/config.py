@@ -88,6 +88,7 @@ SETTING_NAMES: dict[str, str] = {
     "user-messages-searched": "user_messages_searched",
     "node-step-limit": "node_step_limit",
     "no-progress-limit": "no_progress_limit",
+    "provenance.follow-up-answer-must-contain": "follow_up_answer_must_contain",
 }
 
 
@@ -120,6 +121,9 @@ class Settings(BaseModel):
     """§13 step 4: consecutive identical successful calls allowed before the breaker trips."""
     user_messages_searched: int = Field(10, ge=1)
     """Decision 3: how many recent user messages `USER` provenance searches."""
+    follow_up_answer_must_contain: bool = False
+    """§5.3: an argument a follow-up expected is USER only if its answer states the value (off:
+    any value, as the spec says; on is safer, see docs/interpretations.md)."""
     node_step_limit: int = Field(30, ge=1)
     """Decision 13: model steps before a node fails."""
     no_progress_limit: int = Field(5, ge=1)

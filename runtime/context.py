@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterator
 
 from skillc.runtime.paths import get_path, parse_path
-from skillc.runtime.values import MISSING, canonical, normalize_text
+from skillc.runtime.values import MISSING, canonical
+from skillc.runtime.usermatch import Said, mentioned, read_message
 from skillc.runtime.indexes import entity_index, evidence_index
 from skillc.runtime.state import Evidence, NodeState
 from skillc.runtime.vocab import EvidenceStatus, NodeStatus
@@ -59,18 +60,18 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-_RECENT: dict[int, tuple[list[dict[str, Any]], int, int, list[str]]] = {}
+_RECENT: dict[int, tuple[list[dict[str, Any]], int, int, list[Said]]] = {}
 
 
-def _recent_user_texts(messages: list[dict[str, Any]], limit: int) -> list[str]:
-    """The last `limit` user messages, normalised (DESIGN decision 3): worked out once per new
-    message of a session rather than once per argument checked (a small bounded cache)."""
+def _recent_user_texts(messages: list[dict[str, Any]], limit: int) -> list[Said]:
+    """The last `limit` user messages, read for USER matching: worked out once per new message of
+    a session rather than once per argument checked (a small bounded cache)."""
     hit = _RECENT.get(id(messages))
     if hit is None or hit[0] is not messages or hit[1] != len(messages) or hit[2] != limit:
         if len(_RECENT) >= 256:
             _RECENT.clear()
         hit = _RECENT[id(messages)] = (messages, len(messages), limit,
-                                       [normalize_text(m["text"]) for m in messages[-limit:]])
+                                       [read_message(m["text"]) for m in messages[-limit:]])
     return hit[3]
 
 
@@ -164,12 +165,13 @@ class NodeContext:
     def user_mentions(self, param: str, value: Any) -> bool:
         answered = self.node.answered
         if answered is not None and param in answered.expected_fields:
-            return True
-        needle = normalize_text(value)
-        if len(needle) < 2:
-            return False
-        return any(needle in text for text in _recent_user_texts(self.env.session.user_messages,
-                                                                 self.env.settings.user_messages_searched))
+            # §5.3 grants USER to whatever the model puts there. The stricter setting grants
+            # nothing by itself: the value must be stated, and the answer is one of the recent
+            # messages searched below ("I don't remember it" vouches for no user id).
+            if not self.env.settings.follow_up_answer_must_contain:
+                return True
+        return mentioned(value, _recent_user_texts(self.env.session.user_messages,
+                                                   self.env.settings.user_messages_searched))
 
     def _mapping_has(self, mapping: Any, param: str, value: Any) -> bool:
         found = get_path(mapping, parse_path(param, each=False))

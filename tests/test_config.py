@@ -45,6 +45,7 @@ fingerprint-limit = 5
 user-messages-searched = 4
 node-step-limit = 12
 no-progress-limit = 2
+provenance.follow-up-answer-must-contain = true
 """
 
 
@@ -70,7 +71,7 @@ def test_full_file(tmp_path: Path) -> None:
     assert config.settings == Settings(
         write_confirm_bypass_tools=("cms_tag_add",), reconfirm_after=90.0, delegate_max_depth=1,
         platform_hidden=("passportId",), fingerprint_limit=5, user_messages_searched=4,
-        node_step_limit=12, no_progress_limit=2)
+        node_step_limit=12, no_progress_limit=2, follow_up_answer_must_contain=True)
 
 
 def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -82,6 +83,7 @@ def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert s.platform_hidden == DEFAULT_PLATFORM_HIDDEN == (
         "passportId", "clientId", "sessionType", "adminUser", "adminCompany")
     assert (s.fingerprint_limit, s.user_messages_searched, s.node_step_limit, s.no_progress_limit) == (3, 10, 30, 5)
+    assert s.follow_up_answer_must_contain is False  # the spec's reading unless asked for
 
 
 def test_none_finds_skillc_toml_in_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
