@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Callable
 
+from skillc.runtime.idtext import ascii_int
 from skillc.runtime.errors import SkillcError
 from skillc.servers import startup_report
 
@@ -30,7 +31,8 @@ def parse_platform(items: list[str]) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ChatError(f"--platform takes key=value, got {item!r}")
-        out[key] = int(value) if value.lstrip("-").isdigit() else value
+        number = ascii_int(value.removeprefix("-"))  # "²" or 5,000 digits stay text
+        out[key] = value if number is None else -number if value.startswith("-") else number
     return out
 
 

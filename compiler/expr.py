@@ -15,6 +15,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from skillc.compiler import ir
 from skillc.runtime.errors import SkillcError
+from skillc.runtime.idtext import ascii_int
 
 Where = Literal["arg", "input", "verify"]
 ExprKind = Literal["syntax", "prefix", "platform", "call"]
@@ -52,8 +53,9 @@ def _part(name: str) -> ir.PathPart:
 
 def _segment(name: str) -> ir.PathPart:
     # A numeric segment indexes a list (DESIGN decision 1), e.g. `evidence.tag_list.0.id`.
-    if name.isascii() and name.isdigit():
-        return ir.PathPart(kind="index", index=int(name))
+    index = ascii_int(name)  # as the runtime reads a path: 5,000 digits name a member, no index
+    if index is not None:
+        return ir.PathPart(kind="index", index=index)
     return _part(name)
 
 

@@ -285,6 +285,8 @@ class ServerConfig(BaseModel):
     studio_refresh: Any = None
     studio_timeout: Any = None
     cors_origins: Any = None
+    body_limit: Any = None
+    body_limits: Any = None
 
     def table(self) -> dict[str, Any]:
         """The keys the file gave (what `read_options` reads), without the unset ones."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable
 
+from skillc.runtime.idtext import ascii_int
 from skillc.runtime.values import MISSING, canonical, deep_copy, has_value
 
 Part = tuple  # ("k", name) | ("i", index) | ("e",)
@@ -24,7 +25,8 @@ def parse_path(text: str, *, each: bool = True) -> tuple:
         star = seg.endswith("[]")
         name = seg[:-2] if star else seg
         if name:
-            parts.append(("i", int(name)) if name.isdigit() else ("k", name))
+            index = ascii_int(name)  # "²" or 5,000 digits name a member: no list has such an index
+            parts.append(("i", index) if index is not None else ("k", name))
         if star and each:
             parts.append(("e",))
     return tuple(parts)

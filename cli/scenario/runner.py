@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillc.runtime.idtext import ascii_int
 from skillc.scenario.load import Located, ScenarioError, duration, load_scenario, read_scenario
 from skillc.scenario.match import check
 from skillc.scenario.report import report
@@ -125,7 +126,7 @@ def _inline_studio_error(doc: Located, path: str, exc: Exception) -> Exception:
     message = str(exc).removeprefix(f"{path}: ")
     found = re.match(r"studio((?:\.[\w-]+|\[\d+\])*)", message)  # e.g. studio.skills[0].tools
     parts = re.findall(r"[\w-]+", found.group(1)) if found else []
-    place = ("studio",) + tuple(int(p) if p.isdigit() else p for p in parts)
+    place = ("studio",) + tuple(p if ascii_int(p) is None else ascii_int(p) for p in parts)
     return doc.fail(place, message.removeprefix("studio.") if message.startswith("studio.") else message)
 
 

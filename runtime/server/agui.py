@@ -10,9 +10,11 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from skillc.runtime.idtext import ascii_int
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.server.runs import RunLog, sse_frames
+from skillc.runtime.server.traces import check_id
 
 
 class RunInput(RunAgentInput):
@@ -36,6 +38,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         except ValidationError as exc:
             raise ApiError("INVALID_INPUT", f"not an AG-UI RunAgentInput: {exc.errors()[0]['msg']} "
                            f"at {'.'.join(str(p) for p in exc.errors()[0]['loc'])}") from None
+        check_id(data.thread_id, "threadId")
+        check_id(data.run_id, "runId")
         known = ctx.runs.get(data.run_id)
         if known is not None:
             return _replay(request, ctx, known, identity.owner, data.thread_id)
@@ -45,7 +49,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
 
     async def again(request: Request) -> Response:
         identity = await ctx.identify(request)
-        known = ctx.runs.get(request.path_params["run_id"])
+        known = ctx.runs.get(check_id(request.path_params["run_id"], "a runId"))
         if known is None:
             raise ApiError("RUN_NOT_FOUND", "no such run in this process (its trace has the record)")
         return _replay(request, ctx, known, identity.owner, None)
@@ -69,7 +73,12 @@ def _replay(request: Request, ctx: ServerContext, known: RunLog, owner: str, thr
     if thread_id is not None and known.thread_id != thread_id:
         raise ApiError("RUN_ID_CONFLICT", f"runId {known.run_id} was used on another thread")
     last = request.headers.get("last-event-id", "")
-    return stream(known, int(last) + 1 if last.strip().isdigit() else 0)
+    if not last.strip():
+        return stream(known, 0)
+    seen = ascii_int(last.strip())
+    if seen is None:
+        raise ApiError("INVALID_INPUT", "Last-Event-ID must be an event id (ASCII digits, at most 18)")
+    return stream(known, seen + 1)
 
 
 def stream(run: RunLog, start: int) -> StreamingResponse:

@@ -23,7 +23,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from skillc.runtime.server.auth import DEV_HEADER, GatewayAuth
 from skillc.runtime.server.context import ServerContext
+from skillc.runtime.server.devmode import DevGuard
 from skillc.runtime.server.errors import ApiError
+from skillc.runtime.server.limits import BodyLimit
 from skillc.runtime.server.options import ServeOptions, read_options
 from skillc.runtime.server.studio_feed import StudioFeed
 
@@ -72,12 +74,14 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
     app = Starlette(routes=_compose(ctx, route_modules or ROUTE_MODULES), lifespan=lifespan,
                     exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _internal})
     app.state.ctx = ctx
+    app.add_middleware(BodyLimit, default=options.body_limit, routes=options.body_limits)
     if options.cors_origins:
         from starlette.middleware.cors import CORSMiddleware
 
         app.add_middleware(CORSMiddleware, allow_origins=list(options.cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["*"], expose_headers=["X-Skillc-Auth"])
     if options.dev:
+        app.add_middleware(DevGuard, origins=options.cors_origins)
         app.add_middleware(_DevHeader)
     return app
 

@@ -17,7 +17,9 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
+from urllib.parse import quote
 
+from skillc.runtime.idtext import ascii_int
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.vocab import PLATFORM_FIELDS  # the platform fields of §11, spelled once
 
@@ -29,8 +31,8 @@ H_NONCE = "x-skillc-nonce"
 H_SIGNATURE = "x-skillc-signature"
 DEV_HEADER = ("X-Skillc-Auth", "dev-insecure")
 DEV_IDENTITY: dict[str, Any] = {"userId": 1, "name": "dev", "organId": 1}
-_NONCE = re.compile(r"^[A-Za-z0-9._~-]{8,128}$")
-_SIGNATURE = re.compile(r"^v1=([0-9a-f]{64})$")
+_NONCE = re.compile(r"[A-Za-z0-9._~-]{8,128}")  # whole values only (fullmatch)
+_SIGNATURE = re.compile(r"v1=([0-9a-f]{64})")
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,10 @@ class Identity:
 
 
 def owner_of(platform: Mapping[str, Any]) -> str:
-    """The owner key of a platform identity (also of a stored session's platform fields)."""
-    return f"{platform.get('organId', '')}:{platform.get('userId', '')}"
+    """The owner key of a platform identity (also of a stored session's platform fields):
+    `organId:userId`, each part percent-escaped, so the key is injective ({organId "1", userId
+    "2:3"} is `1:2%3A3`, {organId "1:2", userId "3"} is `1%3A2:3`); plain ids read as before."""
+    return f"{quote(str(platform.get('organId', '')), safe='')}:{quote(str(platform.get('userId', '')), safe='')}"
 
 
 def body_digest(body: bytes) -> str:
@@ -154,24 +158,35 @@ class GatewayAuth:
                              "or run in development mode (--dev-insecure)")
         self.nonces = NonceCache(self.skew)
 
-    def identify(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Identity:
-        """The caller of one request, or ApiError 401 (docs/API.md §1, checks in order)."""
+    def precheck(self, headers: Mapping[str, str]) -> tuple[str, str, str, str] | None:
+        """What can be refused before the body is read (the signature covers the body): the four
+        headers present, the timestamp ASCII digits inside the window, nonce and signature well
+        formed. Returns (identity, timestamp, nonce, signature hex); None in development mode."""
         if self.dev:
-            return self._dev_identity(headers)
+            return None
         values = [headers.get(h) for h in (H_IDENTITY, H_TIMESTAMP, H_NONCE, H_SIGNATURE)]
         if any(not v for v in values):
             raise ApiError("AUTH_MISSING", "unsigned request: X-Skillc-Identity, X-Skillc-Timestamp, "
                            "X-Skillc-Nonce and X-Skillc-Signature are required")
         identity, ts, nonce, signature = (str(v) for v in values)
-        now = self.clock()
-        if not ts.isdigit() or abs(now - int(ts)) > self.skew:
+        stamp = ascii_int(ts)
+        if stamp is None or abs(self.clock() - stamp) > self.skew:
             raise ApiError("AUTH_EXPIRED", f"X-Skillc-Timestamp is outside the {self.skew:g} s window")
-        match = _SIGNATURE.match(signature)
-        if not _NONCE.match(nonce) or match is None:
+        match = _SIGNATURE.fullmatch(signature)
+        if _NONCE.fullmatch(nonce) is None or match is None:
             raise ApiError("AUTH_BAD_SIGNATURE", "malformed nonce or signature")
+        return identity, ts, nonce, match.group(1)
+
+    def identify(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Identity:
+        """The caller of one request, or ApiError 401 (docs/API.md §1, checks in order)."""
+        checked = self.precheck(headers)
+        if checked is None:
+            return self._dev_identity(headers)
+        identity, ts, nonce, signature = checked
+        now = self.clock()
         expected = hmac.new(str(self.secret).encode(), string_to_sign(ts, nonce, method, target, body, identity),
                             hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, match.group(1)):
+        if not hmac.compare_digest(expected, signature):
             raise ApiError("AUTH_BAD_SIGNATURE", "the signature does not match this request")
         if self.nonces.seen(nonce, now):
             raise ApiError("AUTH_REPLAYED", "this nonce was already used: a replayed request")

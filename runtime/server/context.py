@@ -12,6 +12,7 @@ import contextvars
 import inspect
 import logging
 import os
+import secrets
 import tempfile
 from collections import OrderedDict
 from pathlib import Path
@@ -28,7 +29,7 @@ from skillc.runtime.server.mapping import RunMapper
 from skillc.runtime.server.options import ServeOptions
 from skillc.runtime.server.runs import RunLog, RunRegistry
 from skillc.runtime.server.studio_feed import StudioFeed
-from skillc.runtime.server.traces import SESSION_ID, TraceFiles
+from skillc.runtime.server.traces import TraceFiles, check_id
 
 log = logging.getLogger("skillc.server")
 LIVE_SESSIONS = 5000
@@ -47,7 +48,10 @@ class ServerContext:
         store_dir = Path(config.store.path).resolve().parent if config.store.path else Path(tempfile.gettempdir())
         trace_root = Path(options.trace_dir) if options.trace_dir else store_dir / "traces"
         self.runs = RunRegistry(options.run_history, trace_root / "runs")
-        self.digest_key = (options.secret or "skillc-dev-insecure").encode()
+        # The approval digest's key: the gateway secret (every worker checks every digest), or in
+        # development mode a random one per process (a fixed, public key let anyone compute a
+        # digest and CONFIRM blind).
+        self.digest_key = secrets.token_bytes(32) if options.dev or not options.secret else options.secret.encode()
         self.runtime: Any = None
         self.shutting_down = False
         self.started = False
@@ -147,7 +151,9 @@ class ServerContext:
     # ------------------------------------------------------------ callers and sessions
 
     async def identify(self, request: Request) -> Identity:
-        """The caller of a request (ApiError 401 when its signature does not hold)."""
+        """The caller of a request (ApiError 401 when its signature does not hold). The headers
+        are checked before the body is read: an unsigned or expired request costs no read."""
+        self.auth.precheck(request.headers)
         body = await request.body()
         target = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1")
         if request.scope.get("query_string"):
@@ -156,9 +162,7 @@ class ServerContext:
 
     async def session(self, identity: Identity, session_id: str, *, create: bool = False) -> Any:
         """The caller's session (opened on first use); 403 for another caller's, 404 if absent."""
-        if not SESSION_ID.match(session_id or ""):
-            raise ApiError("INVALID_INPUT", "a session id is 1-128 characters of [A-Za-z0-9._:-], "
-                           "starting with a letter or digit")
+        check_id(session_id, "a session id")
         async with self._open_lock:
             session = self._sessions.get(session_id)
             if session is not None and self._stale(session):

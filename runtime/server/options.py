@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skillc.runtime.config import Config, ConfigError, load_config, parse_duration
+from skillc.runtime.server.limits import DEFAULT_LIMIT, DEFAULT_ROUTE_LIMITS, limits_of
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,10 @@ class ServeOptions:
     """Browser origins allowed to call the service directly (a front end's dev server)."""
     studio_url: str | None = None
     """`[studio] url`: a studio service (same as an http(s) `[studio] source`)."""
+    body_limit: int = DEFAULT_LIMIT
+    """Bytes of a request body on a route without its own limit (413 past it, unread)."""
+    body_limits: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_ROUTE_LIMITS))
+    """Path prefix -> bytes: a route's own body limit."""
 
 
 def read_options(config_path: str | os.PathLike[str] | None, env: dict[str, str] | None = None, *,
@@ -59,6 +64,10 @@ def read_options(config_path: str | os.PathLike[str] | None, env: dict[str, str]
     if not isinstance(origins, list) or not all(isinstance(o, str) for o in origins):
         raise ConfigError(f"{where}: [server] cors_origins must be a list of origins")
     values["cors_origins"] = tuple(origins)
+    try:
+        values["body_limit"], values["body_limits"] = limits_of(table, where)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     auth = table.get("auth", "hmac")
     if auth not in ("hmac", "dev"):
         raise ConfigError(f"{where}: [server] auth must be \"hmac\" or \"dev\", got {auth!r}")

@@ -9,8 +9,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from skillc.runtime import border
+from skillc.runtime.idtext import ascii_int
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
+from skillc.runtime.server.traces import check_id
 from skillc.runtime.trace import mask_args
 
 
@@ -50,9 +53,9 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         identity = await ctx.identify(request)
         raw = await request.body()
         try:
-            body = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            raise ApiError("INVALID_INPUT", "the body must be a JSON object") from None
+            body = border.parse(raw) if raw.strip() else {}
+        except border.Refused as exc:  # not JSON, not UTF-8, too deep: told, never a 500
+            raise ApiError("INVALID_INPUT", f"the body must be a JSON object: {exc}") from None
         if not isinstance(body, dict):
             raise ApiError("INVALID_INPUT", "the body must be a JSON object")
         sid = body.get("id")
@@ -60,8 +63,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
             session = await ctx.runtime.open_session(dict(identity.platform))
             ctx.adopt(session)
         else:
-            if not isinstance(sid, str):
-                raise ApiError("INVALID_INPUT", "id must be a string")
+            check_id(sid, "id")  # before the store or a file sees it
             if ctx.runtime.store.version_of(sid) != 0:
                 raise ApiError("SESSION_EXISTS", f"session {sid} already exists")
             session = await ctx.session(identity, sid, create=True)
@@ -89,10 +91,10 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
 
     async def get_trace(request: Request) -> Response:
         session = await _session(request)
-        after = request.query_params.get("after", "0")
-        if not after.isdigit():
-            raise ApiError("INVALID_INPUT", "after must be a trace seq (an integer)")
-        lines = list(masked(ctx.traces.read(session.id), ctx.runtime.studio, int(after)))
+        after = ascii_int(request.query_params.get("after", "0"))
+        if after is None:
+            raise ApiError("INVALID_INPUT", "after must be a trace seq (ASCII digits, at most 18)")
+        lines = list(masked(ctx.traces.read(session.id), ctx.runtime.studio, after))
         return StreamingResponse(iter(lines), media_type="application/x-ndjson")
 
     return [

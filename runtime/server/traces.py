@@ -3,17 +3,25 @@ file `skillc audit verify` can check on its own (one session, one hash chain).""
 from __future__ import annotations
 
 import json
-import re
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from skillc.runtime import jsontext
+from skillc.runtime.idtext import ID_RULE, valid_id
+from skillc.runtime.server.errors import ApiError
 from skillc.runtime.trace import last_seq
 
-# Session ids become file names: a letter or digit first, so never "." or "..".
-SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+
+
+def check_id(value: object, what: str) -> str:
+    """`value` when it is an id by the one rule (idtext.valid_id: it becomes a file name, a letter
+    or digit first so never "." or ".."), else ApiError INVALID_INPUT naming `what`."""
+    if not valid_id(value):
+        raise ApiError("INVALID_INPUT", f"{what} is {ID_RULE}")
+    assert isinstance(value, str)
+    return value
 
 
 class TraceFiles:
@@ -26,7 +34,7 @@ class TraceFiles:
         self._limit = open_limit
 
     def path(self, session: str) -> Path:
-        """The file of one session (ids are checked against SESSION_ID before they get here)."""
+        """The file of one session (ids are checked by `check_id` before they get here)."""
         return self.root / f"{session}.jsonl"
 
     def last_seq(self) -> int:
@@ -37,7 +45,7 @@ class TraceFiles:
     def write(self, event: dict[str, Any]) -> None:
         """Append one event to its session's file."""
         sid = str(event.get("session", ""))
-        if not SESSION_ID.match(sid):
+        if not valid_id(sid):
             return
         fh = self._open.pop(sid, None)
         if fh is None:

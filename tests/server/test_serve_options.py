@@ -15,7 +15,7 @@ def test_cors_origins_and_the_dev_header(tmp_path: Path) -> None:
     config.write_text('[server]\nauth = "dev"\ncors_origins = ["http://localhost:3000"]\n', encoding="utf-8")
     options = read_options(config, env={})
     app = create_app(tmp_path / "compiled", config=Config(), options=options)
-    client = TestClient(app)  # no lifespan: only what needs no runtime is asked
+    client = TestClient(app, base_url="http://localhost:8765")  # no lifespan; development mode serves loopback only
     pre = client.options("/agui", headers={"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST",
                                            "Access-Control-Request-Headers": "x-skillc-identity, content-type"})
     assert pre.status_code == 200 and pre.headers["access-control-allow-origin"] == "http://localhost:3000"
