@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Callable
 
+from skillc.runtime.redact import redact_urls
 from skillc.runtime.idtext import ascii_int
 from skillc.runtime.errors import SkillcError
 from skillc.servers import startup_report
@@ -134,7 +135,7 @@ def _read_studio(config: Any, compiled: str | None, store_path: str, write: Call
         workdir.mkdir(parents=True, exist_ok=True)
         studio = load_studio(config, compiled, workdir)
         found_by = f" (from {config.path})" if config.path and not compiled else ""
-        write(f"studio {compiled or config.studio.source}{found_by}")
+        write(f"studio {redact_urls(str(compiled or config.studio.source))}{found_by}")
     except (CompiledStudioError, *_source_errors()) as exc:
         raise ChatError(f"studio: {exc}") from None
     except OSError as exc:

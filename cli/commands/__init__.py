@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from skillc.runtime.redact import redact_urls
+
 SOURCE_HELP = ("studio directory or SQLite file (default: [studio] source of the config, else ./examples/studio, "
                "else the bundled example studio)")
 CONFIG_HELP = "skillc.toml to read the studio and MCP servers from (default: $SKILLC_CONFIG, else ./skillc.toml)"
@@ -55,7 +57,7 @@ def choose_studio(command: str, given: str | None, config_given: str | None, loa
         return None
     if config.studio.source:
         origin = f"{how} {path}" if how.startswith(("-", "$")) else path
-        print(f"skillc {command}: studio {config.studio.source} (from {origin})", file=sys.stderr)
+        print(f"skillc {command}: studio {redact_urls(str(config.studio.source))} (from {origin})", file=sys.stderr)
         return str(config.studio.source)
     source = studio_source(None)
     why = f"{path} sets no [studio] source" if path else "no skillc.toml here and no --config"

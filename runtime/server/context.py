@@ -22,6 +22,7 @@ from typing import Any, Callable
 from starlette.requests import Request
 
 from skillc.runtime.errors import CallerError, SessionBusy, UnknownAgent
+from skillc.runtime.redact import redact_urls
 from skillc.runtime.server.auth import GatewayAuth, Identity, StoredNonces, owner_of
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.server.interrupts import answer_of, interrupt_of
@@ -291,7 +292,7 @@ class ServerContext:
             mapper.start()
             stale = await self.feed.update()
             if stale is not None:
-                fields = {"source": self.feed.source, "error": stale, "since": self.feed.since}
+                fields = {"source": self.feed.shown, "error": stale, "since": self.feed.since}
                 self.runtime.trace.emit("studio.stale", session=session.id, turn=session.session.turn + 1, **fields)
                 mapper.custom("skillc.studio_stale", fields)
             if action == "answer" and "decision" in payload:
@@ -348,11 +349,11 @@ class ServerContext:
             self.runtime.store.get_session("-readyz-")
             out["store"] = {"ok": True}
         except Exception as exc:  # any store failure means not ready
-            out["store"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            out["store"] = {"ok": False, "error": redact_urls(f"{type(exc).__name__}: {exc}")}
         gateway = self.runtime.gateway
         down = dict(getattr(gateway, "unreachable_servers", {}) or {})
         conns = getattr(gateway, "_conns", {}) or {}
-        out["mcp"] = {name: ({"ok": False, "error": down[name]} if name in down else {"ok": True})
+        out["mcp"] = {name: ({"ok": False, "error": redact_urls(str(down[name]))} if name in down else {"ok": True})
                       for name in sorted(set(conns) | set(down))}
         out["ready"] = (out["store"]["ok"] and all(m["ok"] for m in out["mcp"].values())
                         and self.feed.loaded and not self.shutting_down)

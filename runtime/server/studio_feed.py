@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from skillc.runtime.errors import SkillcError
+from skillc.runtime.redact import redact_urls
 from skillc.runtime.loader import MANIFEST, CompiledStudio, CompiledStudioError
 
 log = logging.getLogger("skillc.server.studio")
@@ -54,6 +55,7 @@ class StudioFeed:
 
     def __init__(self, source: str | None, out_dir: Path, *, interval: float = 2.0, timeout: float = 5.0) -> None:
         self.source = source
+        self.shown = redact_urls(source) if source else None  # what /readyz, events and logs print
         self.out_dir = Path(out_dir)
         self.interval = interval
         self.timeout = timeout
@@ -98,7 +100,7 @@ class StudioFeed:
 
     def status(self) -> dict[str, Any]:
         """For /readyz."""
-        out: dict[str, Any] = {"ok": self.loaded, "source": self.source or str(self.compiled.out_dir),
+        out: dict[str, Any] = {"ok": self.loaded, "source": self.shown or str(self.compiled.out_dir),
                                "kind": self.kind, "stale": self.stale, "skills": len(self.skills)}
         if self.version:
             out["version"] = self.version
@@ -120,12 +122,12 @@ class StudioFeed:
             except (StudioUnavailable, CompiledStudioError, OSError, ValueError) as exc:
                 if self.error is None:
                     self.since = time.time()
-                self.error = str(exc) or type(exc).__name__
-                log.warning("studio %s unavailable, %s: %s", self.source,
+                self.error = redact_urls(str(exc) or type(exc).__name__)
+                log.warning("studio %s unavailable, %s: %s", self.shown,
                             "the last good studio keeps serving" if self.loaded else "nothing to serve", self.error)
             else:
                 if self.error is not None:
-                    log.warning("studio %s is back", self.source)
+                    log.warning("studio %s is back", self.shown)
                 self.error, self.since = None, None
                 self.loaded = True
             finally:
@@ -145,7 +147,7 @@ class StudioFeed:
                 return
             sources, build = _compiler()
             studio = sources.studio_from_mapping({"agents": data["agents"], "skills": data["skills"]},
-                                                 origin=str(self.source))
+                                                 origin=str(self.shown))
             await asyncio.to_thread(build.compile_studio, studio, self.out_dir)
             self.version = str(data.get("version") or "")
         if self.compiled.refresh():
@@ -157,9 +159,13 @@ class StudioFeed:
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self.timeout)
         headers = {"If-None-Match": self._etag} if self._etag and self.loaded else {}
-        url = str(self.source).rstrip("/") + "/studio"
+        address = httpx.URL(str(self.source).rstrip("/") + "/studio")
+        # credentials go as Basic auth, never in a URL a log line or an error message could print
+        auth = httpx.BasicAuth(address.username, address.password) if address.userinfo else None
+        address = address.copy_with(username=None, password=None)
+        url = str(address)
         try:
-            resp = await self._client.get(url, headers=headers)
+            resp = await self._client.get(address, headers=headers, auth=auth or httpx.USE_CLIENT_DEFAULT)
         except httpx.HTTPError as exc:
             raise StudioUnavailable(f"{url}: {type(exc).__name__}: {exc}") from None
         if resp.status_code == 304:

@@ -4,6 +4,7 @@ and a model double (scripted, or one that never plans). `call` sends one raw ASG
 counts the body bytes the app pulled, so a test can tell what was read before an answer."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
@@ -115,6 +116,7 @@ class InProcess:
                 sent += 1
                 pulled += len(chunk)
                 return {"type": "http.request", "body": chunk, "more_body": sent < len(chunks)}
+            await finished.wait()  # the client stays until the whole answer is read (a stream too)
             return {"type": "http.disconnect"}
 
         status = 0
@@ -133,21 +135,29 @@ class InProcess:
                  "scheme": "http", "path": path, "raw_path": path.encode("utf-8", "surrogateescape"),
                  "query_string": query.encode("utf-8", "surrogateescape"), "headers": raw_headers,
                  "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8765), "root_path": ""}
-        await self.app(scope, receive, send)
+        finished = asyncio.Event()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            finished.set()
         return Answer(status, out_headers, b"".join(parts), pulled)
 
 
 @contextlib.asynccontextmanager
 async def serving(tmp: Path, compiled: Path, *, extra: str = "", dev: bool = False, responder: Any = never_plans,
-                  secret: str | None = SECRET) -> AsyncIterator[InProcess]:
-    """`create_app` of the compiled studio at `compiled`, its lifespan running meanwhile."""
+                  secret: str | None = SECRET, source: str | None = None, before: Any = None) -> AsyncIterator[InProcess]:
+    """`create_app` of the compiled studio at `compiled` (or of `source`), its lifespan running
+    meanwhile; `before(app)` runs before the lifespan starts."""
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.server import create_app
 
-    tools = sorted({t for m in load_compiled(compiled).skills.values() for t in m.SKILL.tool_names})
+    tools = sorted({t for m in load_compiled(compiled).skills.values() for t in m.SKILL.tool_names}) \
+        if (compiled / "manifest.json").is_file() else []
     gateway = AnswerAll(tools)
     model = ModelDouble(responder)
-    app = create_app(compiled, config_path=write_config(tmp, extra), model=model, gateway=gateway,
+    app = create_app(source or compiled, config_path=write_config(tmp, extra), model=model, gateway=gateway,
                      dev=dev or None, secret=None if dev else secret)
+    if before is not None:
+        before(app)
     async with app.router.lifespan_context(app):
         yield InProcess(app, gateway, model, None if dev else secret)
