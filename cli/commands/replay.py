@@ -40,7 +40,7 @@ exit status:
      or a record was unreadable
   2  bad invocation, or a studio, file or labels file that cannot be read
 """
-FORMATS = ("human", "json", "markdown")
+FORMATS = ("human", "json", "markdown", "html")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

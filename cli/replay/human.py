@@ -32,6 +32,13 @@ def after_text(after: dict[str, Any]) -> str:
     return f"{after.get('error', 'failed')}: {after.get('message', '')}"
 
 
+def counterfactual_note(n: int) -> str:
+    """Why verdicts after a stopped call are marked counterfactual, for `n` such conversations."""
+    return (f"In {n} conversation(s) a call was stopped (refused, or a write not confirmed): its recorded answer "
+            "is not evidence, so the verdicts after it (marked counterfactual) judge a conversation that would "
+            "have gone differently.")
+
+
 def call_line(c: CallVerdict) -> str:
     """One call as a line: where, tool, verdict and why."""
     head = f"{c.conversation} #{c.index} {c.tool}: {LABEL[c.verdict]}"
@@ -87,9 +94,7 @@ def render(report: Report, *, color: bool = False, labels: Any = None) -> str:
     if notes:
         lines += ["", c(BOLD, "notes")] + [f"  {cid}: {n}" for cid, n in notes]
     if t["counterfactual_conversations"]:
-        lines += ["", c(DIM, f"{t['counterfactual_conversations']} conversation(s) had a call stopped: its recorded "
-                             "answer is not evidence, so the verdicts after it (marked counterfactual) judge a "
-                             "conversation that would have gone differently.")]
+        lines += ["", c(DIM, counterfactual_note(t["counterfactual_conversations"]))]
     if report.unreadable:
         lines += ["", c(BOLD, f"unreadable records skipped: {len(report.unreadable)}")]
         lines += [f"  {u.file}{':' + str(u.line) if u.line else ''}: {u.message}" for u in report.unreadable]

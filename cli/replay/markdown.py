@@ -68,7 +68,7 @@ def render(report: Report, confusion: dict[str, Any] | None = None) -> str:
     for conv in report.conversations:
         out += ["", f"### {cell(conv.id)}", "", f"{cell(conv.file)}{':' + str(conv.line) if conv.line else ''}, "
                 f"agent {cell(conv.agent)}, {conv.user_messages} user message(s), {len(conv.calls)} call(s)"]
-        if conv.counterfactual_from is not None:
+        if conv.counterfactual_from is not None and conv.counterfactual_from < len(conv.calls):
             out.append(f"\nCall {conv.counterfactual_from} was stopped: its recorded answer is not evidence, so the "
                        "verdicts after it are counterfactual.")
         for note in conv.notes:
