@@ -237,6 +237,7 @@ def generate_module(skill: ir.SkillProfile, contract: ir.Contract, *, sha256: st
         key_note=comment(skill.skill_key),
         skill_meta=views.skill_meta(skill, contract),
         tools=tools,
+        has_rules=any(t["rules"] for t in tools),
         inputs=[views.input_view(s) for s in contract.inputs.values()],
         outputs=[(literal(name), views.output_meta(s)) for name, s in contract.outputs.items()],
     )

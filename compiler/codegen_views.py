@@ -13,6 +13,7 @@ from skillc.compiler import ir
 from skillc.compiler.codegen import Code, comment, expr_code, literal, parts_of
 from skillc.compiler.codegen_args import _ArgView, _arg_view
 from skillc.compiler.codegen_names import Names, _call, _kwargs, _names_note, _note, ident
+from skillc.compiler.codegen_rules import plan_rule, rule_view
 
 __all__ = ["Names", "ident", "input_view", "output_meta", "skill_meta", "tool_view"]
 
@@ -59,6 +60,8 @@ def tool_view(names: Names, tool: ir.ToolContract) -> dict[str, Any]:
     err = tool.error
     verify = _verify_view(tool.verify)
     has_bind = any(a.bind_kind for a in args)
+    rules = [rule_view(names.make(("rule", tool.name, r.name), ident(tool.name), "rule", ident(r.name or "")),
+                       plan_rule(r)) for r in tool.rules]
     return {
         "fn": fn,
         "key": literal(tool.name),
@@ -74,7 +77,8 @@ def tool_view(names: Names, tool: ir.ToolContract) -> dict[str, Any]:
         "err_msg": literal(parts_of(err.message.parts)) if err and err.message else None,
         "extracts": _extract_views(tool.extracts),
         "verify": verify,
-        "meta": _tool_meta(tool, fn, args, has_bind, verify),
+        "rules": rules,
+        "meta": _tool_meta(tool, fn, args, has_bind, verify, rules),
     }
 
 
@@ -130,7 +134,7 @@ def _verify_view(verify: ir.Verify | None) -> dict[str, Any] | None:
 
 
 def _tool_meta(tool: ir.ToolContract, fn: Code, args: list[_ArgView], has_bind: bool,
-               verify: dict[str, Any] | None) -> list[tuple[Code, Code]]:
+               verify: dict[str, Any] | None, rules: list[dict[str, Any]]) -> list[tuple[Code, Code]]:
     """The keywords of the tool's rt.ToolMeta record: fields off their default, every argument's
     ArgMeta, and the generated functions the tool has (bind, check, judge, extract, verify_args)."""
     idem = tuple(parts_of(p.parts) for p in tool.idempotency_key)
@@ -150,6 +154,8 @@ def _tool_meta(tool: ir.ToolContract, fn: Code, args: list[_ArgView], has_bind: 
         entries = "".join(f"        {a.param}: {a.meta},\n" for a in args)
         meta.append(("args", Code("{\n" + entries + "    }")))
     meta += [(k, Code(f"{fn}__{k}")) for k, present in fns if present]
+    if rules:
+        meta.append(("rules", Code("(\n" + "".join(f"        {r['meta']},\n" for r in rules) + "    )")))
     return [(Code(k), v) for k, v in meta]
 
 

@@ -80,6 +80,16 @@ CODES: dict[str, tuple[Severity, str]] = {
     "SC602": ("warning", "(check --servers) a contract READ whose MCP tool says destructiveHint"),
     "SC603": ("note", "(check --servers) a contract WRITE whose MCP tool says readOnlyHint"),
     "SC604": ("warning", "(check --servers) an MCP server that could not be listed"),
+    "SC701": ("error", "(rules) a rule expression that does not parse"),
+    "SC702": ("error", "(rules) a CEL feature skillc's rule language does not support"),
+    "SC703": ("error", "(rules) an unknown name, function or field in a rule"),
+    "SC704": ("error", "(rules) a rule expression of the wrong type (no such operator, not a bool)"),
+    "SC705": ("warning", "(rules) a rule that is always true or always false"),
+    "SC706": ("warning", "(rules) a rule guard (when) that never applies"),
+    "SC707": ("error", "(rules) a rule entry without name, expr or message, a repeated name, or a bad let name"),
+    "SC708": ("warning", "(rules) a rule reads an argument the contract does not list"),
+    "SC709": ("warning", "(rules) a rule reads evidence of a tool this skill does not call"),
+    "SC710": ("error", "(rules) a matches() pattern that is not valid RE2 syntax"),
     "SC900": ("error", "internal error of the front end on this skill"),
 }
 

@@ -46,6 +46,10 @@ def check_skill(profile: ir.SkillProfile) -> tuple[ir.Contract | None, list[Diag
         contract, diags = parse_contract(profile.skill_contract, skill=profile.skill_key, file=file)
         if contract is not None:
             diags += validate(contract, profile, file=file)
+            if any(t.rules for t in contract.tools.values()):
+                from skillc.compiler.rules_front import check_rules  # lark's rule grammar only when used
+
+                diags += check_rules(contract, profile, file=file)
         diags += _skill_yaml(profile)
     except Exception as exc:  # noqa: BLE001 - a front-end bug must not take the studio down
         return None, [make("SC900", "error", f"internal error while checking this skill: {type(exc).__name__}: {exc}",

@@ -263,6 +263,25 @@ class Verify(Node):
     args: dict[str, VerifyArg] = Field(default_factory=dict)
 
 
+class RuleLet(Node):
+    """One `let` binding of a rule: a name and its expression text (span: the text's string)."""
+
+    name: str
+    text: str
+
+
+class Rule(Node):
+    """rules[] of a tool (a skillc extension, docs/reference/rules.md): texts as written; the
+    front end parses and checks them (compiler.rules_front), codegen compiles them.
+    `prop_spans` holds the spans of the name, when, expr and message strings."""
+
+    name: str | None = None
+    when: str | None = None
+    lets: list[RuleLet] = Field(default_factory=list)
+    expr: str | None = None
+    message: str | None = None
+
+
 class ToolContract(Node):
     """tools.<toolName> (§4)."""
 
@@ -276,6 +295,7 @@ class ToolContract(Node):
     error: ErrorPaths | None = None
     extracts: list[Extract] = Field(default_factory=list)
     verify: Verify | None = None
+    rules: list[Rule] = Field(default_factory=list)
 
     @property
     def effective_confirm(self) -> bool:

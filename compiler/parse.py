@@ -36,7 +36,9 @@ def parse_contract(text: str, *, skill: str | None = None, file: str | None = No
 # ---------------------------------------------------------------- J tree -> IR
 
 ROOT_KEYS = frozenset({"mode", "delegatable", "target", "inputs", "outputs", "tools"})
-TOOL_KEYS = frozenset({"label", "sideEffect", "confirm", "idempotencyKey", "args", "success", "error", "extracts", "verify"})
+TOOL_KEYS = frozenset({"label", "sideEffect", "confirm", "idempotencyKey", "args", "success", "error", "extracts", "verify",
+                       "rules"})
+RULE_ITEM_KEYS = frozenset({"name", "when", "let", "expr", "message"})
 ARG_KEYS = frozenset({"from", "const", "when", "sources", "required", "enum", "missing", "sensitive", "label", "fresh"})
 MISSING_KEYS = frozenset({"action", "tool", "message"})
 SUCCESS_KEYS = frozenset({"path", "op", "value"})
@@ -54,7 +56,7 @@ RULE_KEYS = frozenset({
     "target", "delegatable", "inputs", "outputs", "tools", "sideEffect", "confirm", "idempotencyKey", "args",
     "success", "error", "extracts", "verify", "from", "const", "when", "sources", "required", "enum", "missing",
     "sensitive", "action", "tool", "op", "path", "value", "code", "entity", "share", "constant", "provider",
-    "type", "fields", "id", "key",
+    "type", "fields", "id", "key", "rules", "expr", "let",
 })
 
 # The §19 constant-key mix-up: silently ignored by the runtime, so it earns a warning, not a note.
@@ -266,6 +268,7 @@ class _Builder:
         kw["extracts"] = [ex for i, e in enumerate(self._list(props, "extracts", w, spans)) if (ex := self._extract(f"{w}.extracts[{i}]", e))]
         if got := self._obj(props, "verify", w, spans):
             kw["verify"] = self._verify(f"{w}.verify", *got)
+        kw["rules"] = [r for i, e in enumerate(self._list(props, "rules", w, spans)) if (r := self._rule(f"{w}.rules[{i}]", e))]
         return ir.ToolContract(name=name, span=j.span, key_span=kspan, prop_spans=spans, **kw)
 
     def _arg(self, where: str, key: str, kspan: ir.Span, j: J) -> ir.ArgContract | None:
@@ -322,6 +325,23 @@ class _Builder:
         sp: dict[str, ir.Span] = {}
         kw = {k: v for k in ("type", "id", "name", "scalar") if (v := self._str(ep, k, w, sp)) is not None}
         return ir.Entity(span=got[1].span, key_span=got[0], prop_spans=sp, **kw)
+
+    def _rule(self, where: str, j: J) -> ir.Rule | None:
+        """One rule (docs/reference/rules.md); its texts are parsed and checked by rules_front."""
+        if not self._is_obj(j, where):
+            return None
+        props = self._members(j, where, RULE_ITEM_KEYS)
+        sp: dict[str, ir.Span] = {}
+        kw: dict[str, Any] = {k: self._str(props, k, where, sp) for k in ("name", "when", "expr", "message")}
+        if (lets := self._val(props, "let", where, sp, ("object",))) is not None:
+            kw["lets"] = []
+            for key, kspan, val in self._entries(lets, f"{where}.let"):
+                if val.kind != "string" or val.value == "":
+                    self._d("SC114", "error", f"{where}.let.{key} must be an expression (a non-empty string), found "
+                            f"{_KIND_NAMES[val.kind]}", val.span)
+                    continue
+                kw["lets"].append(ir.RuleLet(name=key, text=val.value, span=val.span, key_span=kspan))
+        return ir.Rule(span=j.span, prop_spans=sp, **kw)
 
     def _extract(self, where: str, j: J) -> ir.Extract | None:
         if not self._is_obj(j, where):

@@ -1,7 +1,8 @@
 """The tool-call chain (§13): small steps run by a plain loop, then the call and its settlement.
 
-ArgPolicy -> ArgBinding -> ParamContract -> Fingerprint -> WriteGate -> call -> ResponseContract
--> Evidence -> Fingerprint count. A step returns None to continue or a CallResult to stop; a
+ArgPolicy -> ArgBinding -> ParamContract -> Rules -> Fingerprint -> WriteGate -> call ->
+ResponseContract -> Evidence -> Fingerprint count. (Rules, a tool contract's `rules`, are a skillc
+extension: docs/reference/rules.md.) A step returns None to continue or a CallResult to stop; a
 rejection before the call registers no evidence.
 """
 from __future__ import annotations
@@ -18,10 +19,11 @@ from skillc.runtime.context import NodeContext
 from skillc.runtime.errors import code_of
 from skillc.runtime.evidence import UNSETTLED, register, settle_success
 from skillc.runtime.gate import approval_needed, approval_summary, idempotency_key
+from skillc.runtime.rules import call_scope, judge
 from skillc.runtime.state import Evidence, NodeState, PendingApproval
 from skillc.runtime.trace import mask_args
 from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import Action, EvidenceStatus, SideEffect
+from skillc.runtime.vocab import Action, EvidenceStatus, RuleStatus, SideEffect
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -50,6 +52,7 @@ class CallResult:
     effect: str | None = None  # suspend | finish | fail | delegate | uncertain
     settled: dict[str, Any] | None = None  # a write.settled event to emit after tool.call
     provenance: Provenance | None = None  # argument -> the source it was accepted from (§5.3)
+    rules: list[dict[str, Any]] | None = None  # the rules that refused the call, each with its message
 
     def __post_init__(self) -> None:
         if self.error and self.code is None:
@@ -64,6 +67,8 @@ class CallResult:
             obs["message"] = self.message
         if self.next:
             obs["next"] = self.next
+        if self.rules:
+            obs["rules"] = self.rules
         if self.evidence:
             obs["evidence"] = self.evidence
         if self.replayed:
@@ -100,6 +105,7 @@ class Call:
     sig: str = ""
     idem: str | None = None
     provenance: Provenance | None = None
+    rules_held: tuple[str, ...] = ()  # names of the rules that applied and held (the approval lists them)
 
     def trace_args(self) -> Any:
         """The arguments as the trace shows them: sensitive values as "***"."""
@@ -259,6 +265,36 @@ def _next_steps(c: Call, issues: list[ParamIssue]) -> list[str]:
     return list(dict.fromkeys(steps))
 
 
+def step_rules(c: Call) -> CallResult | None:
+    """The tool contract's rules: all of them are judged, and any false or undecidable one
+    refuses the call, naming every such rule with its message (not only the first)."""
+    if c.meta is None or not c.meta.rules:
+        return None
+    assert c.ctx is not None
+    verdict = judge(c.meta.rules, call_scope(c.ctx, c.args, c.env.now()))
+    c.rules_held = tuple(o.rule.name for o in verdict.held)
+    failed = verdict.failed
+    if not failed:
+        return None
+    violated = any(o.status == RuleStatus.VIOLATED for o in failed)
+    message = " ".join(f"[{o.rule.name}] {o.rule.message}" + (f" (cannot be decided: {o.why})" if o.why else "")
+                       for o in failed)
+    hint = ("do not send the same call again: do what each rule's message says (ask the user, look the record up, "
+            "or choose another value)")
+    result = reject(ErrorName.RULE_VIOLATED if violated else ErrorName.RULE_UNDECIDABLE, message, hint, c.trace_args())
+    result.rules = [o.describe() for o in failed]
+    return result
+
+
+def _summary(c: Call) -> str:
+    """The approval summary (§14.1) and, when the tool has rules, the ones that held."""
+    assert c.meta is not None
+    summary = approval_summary(c.meta, c.args)
+    if c.rules_held:
+        summary += ("\n" if summary else "") + "Rules that hold: " + ", ".join(c.rules_held)
+    return summary
+
+
 def step_fingerprint(c: Call) -> CallResult | None:
     """The (L+1)-th identical successful call in a row fails the node (DESIGN decision 4)."""
     c.sig = c.tool + canonical(c.args)
@@ -299,7 +335,7 @@ def step_write_gate(c: Call) -> CallResult | None:
         return _confirmed_unchanged(c)
     if not approval_needed(c.tool, c.meta, env.settings):
         return None
-    summary = approval_summary(c.meta, c.args)
+    summary = _summary(c)
     c.node.pending = PendingApproval(tool=c.tool, args=copy.deepcopy(c.args), summary=summary)
     return reject(ErrorName.APPROVAL_REQUIRED, f"{c.tool} changes data and needs the user's confirmation",
                   f"call builtin_node_approval with a short summary and toolName \"{c.tool}\"", c.trace_args())
@@ -311,7 +347,7 @@ def _confirmed_unchanged(c: Call) -> CallResult | None:
     pending = c.node.pending
     if pending is None or pending.tool != c.tool or c.meta is None:
         return None
-    summary = approval_summary(c.meta, c.args)
+    summary = _summary(c)
     if summary == pending.summary and canonical(c.args) == canonical(pending.args):
         return None  # exactly the bound call the user approved (its digest covers these arguments)
     if summary == pending.summary:
@@ -328,7 +364,7 @@ def _confirmed_unchanged(c: Call) -> CallResult | None:
 
 
 BEFORE: tuple[Callable[[Call], CallResult | None], ...] = (
-    step_arg_policy, step_arg_binding, step_param_contract, step_fingerprint, step_write_gate,
+    step_arg_policy, step_arg_binding, step_param_contract, step_rules, step_fingerprint, step_write_gate,
 )
 
 

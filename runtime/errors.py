@@ -63,6 +63,8 @@ class ErrorName(Word):
     FINISH_OUTPUT_SOURCE = "FINISH_OUTPUT_SOURCE"
     FINISH_NEED_TARGET = "FINISH_NEED_TARGET"
     FINISH_NEED_BUSINESS = "FINISH_NEED_BUSINESS"
+    RULE_VIOLATED = "RULE_VIOLATED"
+    RULE_UNDECIDABLE = "RULE_UNDECIDABLE"
 
 
 _ROWS: tuple[tuple[str, str | None, str], ...] = (
@@ -107,6 +109,9 @@ _ROWS: tuple[tuple[str, str | None, str], ...] = (
     ("FINISH_OUTPUT_SOURCE", None, "a required output's source is not allowed"),
     ("FINISH_NEED_TARGET", None, "the node's target write has not completed"),
     ("FINISH_NEED_BUSINESS", None, "no business call has completed"),
+    # skillc extensions beyond the spec: a tool contract's `rules` (docs/reference/rules.md).
+    ("RULE_VIOLATED", "skillc.40901", "a rule of the tool contract is false for this call"),
+    ("RULE_UNDECIDABLE", "skillc.40902", "a rule of the tool contract cannot be decided (a record or field is missing)"),
 )
 
 ERRORS: dict[str, ErrorCode] = {name: ErrorCode(name, code, meaning) for name, code, meaning in _ROWS}

@@ -134,6 +134,17 @@ def bind_no_inputs(inputs: dict, ctx: Any) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class RuleMeta:
+    """One compiled rule of a tool contract (docs/reference/rules.md): `check(scope)` returns
+    True (held), False (violated) or None (its guard does not apply), or raises
+    `cel.Undecidable`; `message` is what the model is told when the rule refuses a call."""
+
+    name: str
+    check: Callable[[Any], bool | None]
+    message: str
+
+
+@dataclass(frozen=True)
 class ToolMeta:
     """One configured tool of a skill: its metadata and its compiled decision functions (a
     generated module names only what differs from these defaults)."""
@@ -150,6 +161,7 @@ class ToolMeta:
     judge: Callable[[Any], Judgement] = judge_nothing
     extract: Callable[[Any, dict], Extraction] = extract_default
     verify_args: Callable[[dict], dict] | None = None
+    rules: tuple[RuleMeta, ...] = ()
 
 
 @dataclass(frozen=True)

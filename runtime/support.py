@@ -36,6 +36,7 @@ from skillc.runtime.skillmeta import (
     OutputMeta,
     ParamIssue,
     ParamResult,
+    RuleMeta,
     SkillMeta,
     SkillModule,
     ToolMeta,
@@ -70,7 +71,7 @@ from skillc.runtime.values import (
 
 __all__ = [
     "MISSING", "Part", "ArgMeta", "BindContext", "EntitySpec", "Extraction", "InputMeta", "Judgement",
-    "OutputMeta", "ParamIssue", "ParamResult", "SkillMeta", "SkillModule", "ToolMeta",
+    "OutputMeta", "ParamIssue", "ParamResult", "RuleMeta", "SkillMeta", "SkillModule", "ToolMeta",
     "arg_values", "at_path", "bind_no_inputs", "bind_nothing", "canonical", "check_nothing",
     "count_items", "deep_copy", "default_empty", "enum_key", "extract_default", "fill_template", "items_source",
     "get_path", "has_value", "is_empty_response", "json_value", "judge_nothing", "make_entities",

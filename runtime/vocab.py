@@ -79,6 +79,15 @@ class Share(Word):
     SESSION = "SESSION"
 
 
+class RuleStatus(Word):
+    """A contract rule's verdict on one call (docs/reference/rules.md), a skillc extension."""
+
+    HELD = "held"
+    VIOLATED = "violated"
+    UNDECIDABLE = "undecidable"
+    SKIPPED = "not applicable"  # its `when` guard was false
+
+
 class EvidenceStatus(Word):
     """An evidence record's status (§10.2, §14): a write is STARTED before its call."""
 

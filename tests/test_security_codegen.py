@@ -237,3 +237,98 @@ def test_literal_round_trips(value: Any) -> None:
     code = codegen.literal(value)
     assert ast.literal_eval(code) == value
     assert repr(ast.literal_eval(code)) == repr(value)  # same types, -0.0 and key order included
+
+
+# ---------------------------------------------------------------- rules (docs/reference/rules.md)
+
+
+def _cel_string(s: str) -> str:
+    """`s` as a CEL string literal (quotes, backslashes and line breaks escaped)."""
+    out = []
+    for ch in s:
+        if ch in "\\'\"":
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 0x20 or 0xD800 <= ord(ch) <= 0xDFFF:
+            out.append(f"\\u{ord(ch):04x}" if not 0xD800 <= ord(ch) <= 0xDFFF else "?")
+        else:
+            out.append(ch)
+    return "'" + "".join(out) + "'"
+
+
+def _rule_contract(s: str) -> tuple[ir.SkillProfile, ir.Contract]:
+    """A tool whose rules carry `s` in their name, message, texts, field names and tool names."""
+    q = _cel_string(s)
+    rules = [
+        ir.Rule(name=s + "r1", message=s, lets=[ir.RuleLet(name="v", text=q)],
+                when=f"args[{q}] != {q} || true", expr=f"v == {q} && latest[{q}][{q}] == {q} && {q}.size() >= 0"),
+        ir.Rule(name=s + "r2", message=s + "\n" + s, expr=f"evidence[{q}].exists(x, x[{q}] == {q})"),
+    ]
+    tool = ir.ToolContract(name=s + "t", rules=rules)
+    profile = ir.SkillProfile(skill_key=s, skill_contract=s, tool_names=[s + "t"])
+    return profile, ir.Contract(tools={tool.name: tool})
+
+
+class _Scope:
+    """The rule scope of a hostile call: every name answers with the hostile string."""
+
+    def __init__(self, s: str) -> None:
+        from datetime import datetime, timezone
+
+        self.args = {s: "other"}
+        self.platform: dict[str, Any] = {}
+        self.shared: dict[str, Any] = {}
+        self.inputs: dict[str, Any] = {}
+        self.now = datetime(2027, 1, 1, tzinfo=timezone.utc)
+        self.s = s
+
+    def evidence(self, tool: str) -> list[Any]:
+        return [{self.s: self.s}] if tool == self.s else []
+
+    def latest(self, tool: str) -> Any:
+        return self.evidence(tool)[0]
+
+
+@pytest.mark.parametrize("s", [p for p in PAYLOADS if "\udcff" not in p], ids=range(len(PAYLOADS) - 1))
+def test_hostile_rule_text_stays_data(s: str) -> None:
+    profile, contract = _rule_contract(s)
+    source = codegen.generate_module(profile, contract)
+    assert _names(source) == _names(codegen.generate_module(*_rule_contract("x")))
+    for line in source.splitlines():
+        if line.lstrip().startswith("#"):
+            assert "__import__" not in line or "\\" in line or '"' in line or "'" in line
+    module = _import(source)
+    assert not hasattr(builtins, "PWNED")
+    rules = module.TOOLS[s + "t"].rules
+    assert [r.name for r in rules] == [s + "r1", s + "r2"] and rules[1].message == s + "\n" + s
+    assert [r.check(_Scope(s)) for r in rules] == [True, True]
+
+
+@pytest.mark.parametrize("let_name", ["x = 1; import os", "__import__('os')", "a\nb", "args"])
+def test_a_let_name_that_is_not_an_identifier_is_refused_by_codegen(let_name: str) -> None:
+    rule = ir.Rule(name="r", message="m", lets=[ir.RuleLet(name=let_name, text="1")], expr="true")
+    tool = ir.ToolContract(name="t", rules=[rule])
+    with pytest.raises(codegen.UnsafeLiteral):
+        codegen.generate_module(ir.SkillProfile(skill_key="k", tool_names=["t"]), ir.Contract(tools={"t": tool}))
+
+
+@pytest.mark.parametrize("expr", ["__import__('os').system('x') == 0", "args.x.__class__() == 1", "exec('1') == 1"])
+def test_python_in_a_rule_is_never_code(expr: str) -> None:
+    """Python spelled in a rule is a CEL call of an unknown function: the front end refuses it
+    (SC703) and codegen, given it directly, refuses to write it."""
+    from skillc.compiler.rules_check import Checker, Env
+    from skillc.compiler.rules_syntax import RuleError, parse_rule_expr
+
+    try:
+        node = parse_rule_expr(expr)
+    except RuleError:
+        return  # not even CEL
+    checker = Checker(Env(), expr)
+    checker.check(node)
+    assert any(f.code == "SC703" for f in checker.findings)
+    tool = ir.ToolContract(name="t", rules=[ir.Rule(name="r", message="m", expr=expr)])
+    with pytest.raises(codegen.UnsafeLiteral):
+        codegen.generate_module(ir.SkillProfile(skill_key="k", tool_names=["t"]), ir.Contract(tools={"t": tool}))
