@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from skillc.compiler import ir
+from skillc.compiler import rules_ast as A
 from skillc.compiler import rules_types as T
 from skillc.compiler.codegen_rules import _FUNCTIONS, NAMESPACES, ROOTS
 from skillc.compiler.diagnostics import Diagnostic, Severity, make
