@@ -228,7 +228,7 @@ def generate_module(skill: ir.SkillProfile, contract: ir.Contract, *, sha256: st
     from skillc.compiler import codegen_views as views  # it builds on this module's literals
 
     names = views.Names()
-    tools = [views.tool_view(names, contract.tools[name]) for name in sorted(contract.tools)]
+    tools = [views.tool_view(names, contract.tools[name], contract) for name in sorted(contract.tools)]
     digest = sha256 or contract_sha256(skill.skill_contract)
     template = _environment().get_template("skill_module.py.j2")
     return template.render(

@@ -8,6 +8,7 @@ from typing import Sequence
 from skillc.compiler import ir
 from skillc.compiler.codegen import _ROOT_OF_PREFIX, Code, _has_each, _unique_code, comment, expr_code, literal, parts_of
 from skillc.compiler.codegen_names import Names, _call, _issue, _kwargs, _note, ident
+from skillc.compiler.evidence_fields import resolved_fields
 
 
 @dataclass
@@ -54,6 +55,8 @@ def _arg_note(param: str, arg: ir.ArgContract, sources: Sequence[str]) -> Code:
         bits += ["from", comment(arg.from_.text)] + (["(UNIQUE)"] if arg.when == "UNIQUE" else [])
     if sources:
         bits += ["sources", ", ".join(s for s in sources if s in _SOURCES)]
+    if arg.evidence:
+        bits += ["evidence", ", ".join(comment(f.text) for f in arg.evidence)]
     if not arg.required:
         bits.append("optional")
     if arg.enum:
@@ -63,7 +66,8 @@ def _arg_note(param: str, arg: ir.ArgContract, sources: Sequence[str]) -> Code:
     return _note(*bits)
 
 
-def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code]) -> _ArgView:
+def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code],
+              contract: ir.Contract | None = None) -> _ArgView:
     """The view of one argument's check; the module-level constants it needs (its ParamIssues and
     enum set) are appended to `consts` in the order the template writes them."""
     parts = parts_of(arg.path.parts) if arg.path.parts else (("k", param),)
@@ -79,7 +83,8 @@ def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: 
     _set_binding(view, arg, parts)
     view.model_allowed = "MODEL" in sources
     if not view.bound:
-        view.matchers = _matchers(param, sources)
+        fields = resolved_fields(contract, arg) if contract is not None and arg.evidence else None
+        view.matchers = _matchers(param, sources, fields)
     if arg.required:
         _set_missing_issue(view, names, tool, param, arg, consts)
     if arg.enum:
@@ -121,16 +126,20 @@ def _set_binding(view: _ArgView, arg: ir.ArgContract, parts: tuple) -> None:
     view.bound = arg.has_const or expr is not None
 
 
-def _matchers(param: str, sources: Sequence[str]) -> list[tuple[Code, Code, Code]]:
+def _matchers(param: str, sources: Sequence[str], fields: tuple | None = None) -> list[tuple[Code, Code, Code]]:
     """The if/elif chain testing an unbound value against each legal source in contract order
-    (§5.3); sources after MODEL are never reached, since MODEL accepts any value."""
+    (§5.3); sources after MODEL are never reached, since MODEL accepts any value. With typed
+    evidence (`fields`: the resolved `evidence` names) EVIDENCE looks only there."""
     matchers: list[tuple[Code, Code, Code]] = []
     for s in sources:
         if s == "MODEL":
             break
         if s in _MATCHER:
             keyword = Code("elif" if matchers else "if")
-            matchers.append((keyword, literal(s), Code(_MATCHER[s].format(p=literal(param)))))
+            test = _MATCHER[s].format(p=literal(param))
+            if s == "EVIDENCE" and fields is not None:
+                test = f"ctx.evidence_in(v, {literal(fields)})"
+            matchers.append((keyword, literal(s), Code(test)))
     return matchers
 
 

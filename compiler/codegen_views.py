@@ -51,12 +51,13 @@ def _success_note(tool: ir.ToolContract) -> Code:
     return _note("success (§6.1):", path, s.op, value)
 
 
-def tool_view(names: Names, tool: ir.ToolContract) -> dict[str, Any]:
+def tool_view(names: Names, tool: ir.ToolContract, contract: ir.Contract | None = None) -> dict[str, Any]:
     """What the skill module template renders for one tool: its argument checks with their
-    constants, the success judgement, error paths, extracts, verify arguments and TOOLS record."""
+    constants, the success judgement, error paths, extracts, verify arguments and TOOLS record
+    (`contract`: where typed evidence fields are resolved)."""
     fn = names.make(("tool", tool.name), ident(tool.name))
     consts: list[Code] = []
-    args = [_arg_view(names, tool.name, param, arg, consts) for param, arg in tool.args.items()]
+    args = [_arg_view(names, tool.name, param, arg, consts, contract) for param, arg in tool.args.items()]
     err = tool.error
     verify = _verify_view(tool.verify)
     has_bind = any(a.bind_kind for a in args)

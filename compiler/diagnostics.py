@@ -90,6 +90,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "SC708": ("warning", "(rules) a rule reads an argument the contract does not list"),
     "SC709": ("warning", "(rules) a rule reads evidence of a tool this skill does not call"),
     "SC710": ("error", "(rules) a matches() pattern that is not valid RE2 syntax"),
+    "SC801": ("error", "(typed evidence) an args evidence field that names nothing the contract extracts"),
+    "SC802": ("warning", "(typed evidence) args evidence without EVIDENCE among the sources: no effect"),
     "SC900": ("error", "internal error of the front end on this skill"),
 }
 

@@ -196,6 +196,16 @@ class Missing(Node):
     message: str | None = None
 
 
+class EvidenceField(Node):
+    """One entry of args.<p>.evidence (a skillc extension, docs/reference/contract.md §5.3): the
+    record fields that may back the argument. `tool` set: `<tool>:<response path>`; unset:
+    `<extract key>[.<path>]` (the key is the path's first part)."""
+
+    text: str
+    tool: str | None = None
+    path: list[PathPart] = Field(default_factory=list)
+
+
 class ArgContract(Node):
     """args.<paramPath> (§5.2)."""
 
@@ -211,6 +221,7 @@ class ArgContract(Node):
     sensitive: bool = False
     label: str | None = None
     fresh: bool | None = None
+    evidence: list[EvidenceField] = Field(default_factory=list)  # typed evidence (extension)
 
 
 class Success(Node):

@@ -39,7 +39,8 @@ ROOT_KEYS = frozenset({"mode", "delegatable", "target", "inputs", "outputs", "to
 TOOL_KEYS = frozenset({"label", "sideEffect", "confirm", "idempotencyKey", "args", "success", "error", "extracts", "verify",
                        "rules"})
 RULE_ITEM_KEYS = frozenset({"name", "when", "let", "expr", "message"})
-ARG_KEYS = frozenset({"from", "const", "when", "sources", "required", "enum", "missing", "sensitive", "label", "fresh"})
+ARG_KEYS = frozenset({"from", "const", "when", "sources", "required", "enum", "missing", "sensitive", "label", "fresh",
+                      "evidence"})
 MISSING_KEYS = frozenset({"action", "tool", "message"})
 SUCCESS_KEYS = frozenset({"path", "op", "value"})
 ERROR_KEYS = frozenset({"code", "message"})
@@ -291,7 +292,32 @@ class _Builder:
         if "missing" in props:
             if (m := self._missing(f"{w}.missing", props["missing"], spans)) is not None:
                 kw["missing"] = m
+        kw["evidence"] = self._evidence_fields(props, w, spans)
         return ir.ArgContract(path=path, span=j.span, key_span=kspan, prop_spans=spans, **kw)
+
+    def _evidence_fields(self, props: Props, where: str, spans: dict[str, ir.Span]) -> list[ir.EvidenceField]:
+        """args.<p>.evidence: one `<tool>:<path>` or `<extract key>[.<path>]` text, or a list of
+        them; resolved against the contract's extracts by compiler.evidence_fields."""
+        j = self._val(props, "evidence", where, spans, ("string", "array"))
+        if j is None:
+            return []
+        items = [j] if j.kind == "string" else j.value
+        out = []
+        for i, item in enumerate(items):
+            w = f"{where}.evidence" + ("" if j.kind == "string" else f"[{i}]")
+            if item.kind != "string" or item.value == "":
+                self._d("SC114", "error", f"{w} must be a non-empty string, found {_KIND_NAMES[item.kind]}", item.span)
+                continue
+            tool, sep, rest = item.value.partition(":")
+            if not sep:
+                tool, rest = "", item.value
+            path = self._path(rest, item.span, w, False) if rest else None
+            if path is None:
+                if not rest:
+                    self._d("SC115", "error", f"{w}: no path after '{tool}:'", item.span)
+                continue
+            out.append(ir.EvidenceField(span=item.span, text=item.value, tool=tool or None, path=path.parts))
+        return out
 
     def _missing(self, where: str, got: tuple[ir.Span, J], spans: dict[str, ir.Span]) -> ir.Missing | None:
         kspan, j = got

@@ -60,6 +60,18 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def _holds(found: Any, value: Any) -> bool:
+    """Whether a named field's value is `value` or, where the path mapped over a list (or the
+    field is a list), holds it: scalars JSON-typed (as evidence_has), containers as canonical JSON."""
+    if found is MISSING:
+        return False
+    if isinstance(value, (dict, list)) and isinstance(found, (dict, list)) and canonical(found) == canonical(value):
+        return True
+    if isinstance(found, list):
+        return any(_holds(item, value) for item in found)
+    return not isinstance(value, (dict, list)) and _same(value, found)
+
+
 _RECENT: dict[int, tuple[list[dict[str, Any]], int, int, list[Said]]] = {}
 
 
@@ -136,6 +148,17 @@ class NodeContext:
                         if isinstance(node, (dict, list)) and canonical(node) == text:
                             return True
                     elif _same(value, node):
+                        return True
+        return False
+
+    def evidence_in(self, value: Any, fields: tuple) -> bool:
+        """Typed EVIDENCE: `value` is found at one of the named record fields — (tool or None,
+        extract key, path inside the extract) — of visible successful evidence (§9's order);
+        always within what evidence_has accepts, so naming fields only narrows."""
+        for ev in self.visible_evidence():
+            for tool, key, parts in fields:
+                if (tool is None or ev.tool == tool) and key in ev.values:
+                    if _holds(get_path(ev.values[key], parts), value):
                         return True
         return False
 

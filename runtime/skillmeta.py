@@ -256,6 +256,9 @@ class BindContext(Protocol):
     def evidence_has(self, value: Any) -> bool:
         """EVIDENCE provenance: equal to a value in an extract of successful evidence."""
 
+    def evidence_in(self, value: Any, fields: tuple) -> bool:
+        """Typed EVIDENCE: equal to a value at one of the named (tool, extract key, path) fields."""
+
     def node_output_has(self, param: str, value: Any) -> bool:
         """NODE_OUTPUT provenance: inputs/outputs hold `value` under the parameter path."""
 
