@@ -81,12 +81,12 @@ async def chat(args: Any, read: Callable[[str], Any], write: Callable[[str], Non
     session = None
     try:
         session = await runtime.open_session(platform, session_id=args.session)
-        greet(session, bool(args.session), write)
+        greet(session, bool(args.session), write, resume_command(args, session.id))
         status = await converse(session, read, write)
     except (KeyboardInterrupt, asyncio.CancelledError):
         # Ctrl-C: everything committed so far is in the store; say how to come back.
         if session is not None:
-            write(f"\ninterrupted; resume with: skillc chat --session {session.id}")
+            write(f"\ninterrupted; resume with: {resume_command(args, session.id)}")
         raise
     finally:
         await opened.aclose()
@@ -96,6 +96,22 @@ async def chat(args: Any, read: Callable[[str], Any], write: Callable[[str], Non
     if status == 0:
         write(f"bye (session {session.id})")
     return status
+
+
+def resume_command(args: Any, session_id: str) -> str:
+    """The command that resumes this session as it was started: the same config, studio, store,
+    model and identity options (a bare `--session ID` would lose a --config and fail), then
+    --session."""
+    import shlex
+
+    argv = ["skillc", "chat"]
+    for flag, value in (("--config", args.config), ("--compiled", args.compiled), ("--store", args.store),
+                        ("--base-url", args.base_url), ("--model", args.model), ("--trace", args.trace)):
+        if value:
+            argv += [flag, str(value)]
+    for item in args.platform or []:
+        argv += ["--platform", item]
+    return shlex.join([*argv, "--session", session_id])
 
 
 def _read_config(path: str | None) -> Any:

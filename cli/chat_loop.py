@@ -19,10 +19,11 @@ answer y or n (did it take effect?). Commands: /session (the id to resume with),
 /help, /quit."""
 
 
-def greet(session: Any, resumed: bool, write: Callable[[str], None]) -> None:
-    """Say which session this is and how to resume it, and what it already waits for, if anything."""
+def greet(session: Any, resumed: bool, write: Callable[[str], None], resume: str | None = None) -> None:
+    """Say which session this is and how to resume it (`resume`: the whole command, with the
+    options this chat was started with), and what it already waits for, if anything."""
     verb = "resumed" if resumed else "session"
-    write(f"{verb} {session.id} (resume with: skillc chat --session {session.id}); /help for help")
+    write(f"{verb} {session.id} (resume with: {resume or f'skillc chat --session {session.id}'}); /help for help")
     pending = session.pending()
     if pending:
         write(f"waiting: {pending['kind']}: {pending['question']}")

@@ -15,6 +15,7 @@ class Renderer:
         self.color = color
         self.verbose = verbose
         self._said: set[str] = set()  # texts shown this turn: a reason or question is shown once
+        self._business_failed: dict[str, str] = {}  # evidence -> the system's message, for a write it refused
 
     def _once(self, text: str) -> bool:
         """True the first time `text` is seen this turn (a failure reason repeats on the node, the
@@ -58,8 +59,13 @@ class Renderer:
             self._tool_call(ev)
         elif kind == "write.settled":
             ok = ev.get("status") == "SUCCESS"  # a failed settlement is never shown with a check mark
-            self.write(self._c(GREEN if ok else RED, f"    {'✓' if ok else '✗'} write {ev.get('evidence')} "
-                               f"({ev.get('tool')}) settled {ev.get('status')} via {ev.get('via')}"))
+            head = f"write {ev.get('evidence')} ({ev.get('tool')}) settled {ev.get('status')} via {ev.get('via')}"
+            said = self._business_failed.get(str(ev.get("evidence")))
+            if ok and said is not None:  # SUCCESS is the outcome (the system answered), not the business verdict
+                self.write(self._c(YELLOW, f"    ! {head}: its effect is known (the system answered: nothing is "
+                                           f"uncertain, nothing is sent again); the business verdict is failure: {said}"))
+            else:
+                self.write(self._c(GREEN if ok else RED, f"    {'✓' if ok else '✗'} {head}"))
         elif kind == "node.suspended":
             self._once(ev.get("question") or "")
             self.write(self._c(CYAN, f"    ? {ev.get('kind')}: {ev.get('question')}"))
@@ -77,6 +83,8 @@ class Renderer:
 
     def _tool_call(self, ev: dict[str, Any]) -> None:
         tool = ev.get("tool")
+        if ev.get("business_ok") is False and ev.get("evidence"):
+            self._business_failed[str(ev["evidence"])] = str(ev.get("message") or ev.get("error"))
         if ev.get("builtin") and ev.get("ok") and not self.verbose:
             return
         args = json.dumps(ev.get("args"), ensure_ascii=False, default=str)

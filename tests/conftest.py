@@ -15,6 +15,23 @@ import pytest
 from helpers.conformance import REASON, conformance_dir, load_checker
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line per reason for the skipped tests, so `-q` says why (a fresh clone skips the tests
+    that need the shared conformance files, which live beside the repository, not in it)."""
+    from collections import Counter
+
+    reasons: Counter[str] = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        reasons[str(reason).removeprefix("Skipped: ")] += 1
+    if not reasons:
+        return
+    terminalreporter.write_sep("-", "why tests were skipped")
+    for reason, number in reasons.most_common():
+        terminalreporter.write_line(f"{number} skipped: {reason}")
+
+
 @pytest.fixture
 def conformance() -> Path:
     """The shared conformance folder (check.py, public/); skips the test when it is absent."""

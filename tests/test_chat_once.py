@@ -95,7 +95,9 @@ env = {{ CMS_DB = {json.dumps(str(tmp_path / "cms.sqlite"))} }}
             term.send("y\n")
             seen += term.expect("you> ")
             term.proc.send_signal(signal.SIGINT)  # what Ctrl-C at the prompt delivers
-            seen += term.expect("resume with: skillc chat --session ", timeout=15)
+            # the hint carries the options this chat was started with: run as printed, it resumes
+            seen += term.expect(f"resume with: skillc chat --config {config} --platform userId=7 "
+                                "--platform organId=9 --session ", timeout=15)
             seen += term.expect("interrupted", timeout=15)
         finally:
             status = term.close()

@@ -1,11 +1,12 @@
 """`skillc chat` across two processes on a pseudo-terminal: the first stops on an approval and ends
-with Ctrl-D (EOF); the second resumes the session by id, is shown what is waiting, refuses an
+with Ctrl-D (EOF); the second resumes the session with the command the first printed, is shown what is waiting, refuses an
 answer that is not y/n/c, and confirms. Against the loopback fake model server and the real
 example CMS MCP server; the write reaches the CMS exactly once."""
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import sqlite3
 import sys
 from pathlib import Path
@@ -52,9 +53,9 @@ env = {{ CMS_DB = {json.dumps(str(db))} }}
         first = Terminal(chat, tmp_path)
         try:
             intro = first.expect("you> ")
-            session = re.search(r"session (\S+) \(resume with: skillc chat --session \1\)", intro)
+            session = re.search(r"session (\S+) \(resume with: (skillc chat .*--session \1)\)", intro)
             assert session, intro
-            sid = session.group(1)
+            sid, hint = session.group(1), session.group(2)
             first.send("/session\n")
             assert sid in first.expect("you> ")
             first.send("Please create an article titled Spring launch\n")
@@ -65,7 +66,8 @@ env = {{ CMS_DB = {json.dumps(str(db))} }}
         finally:
             assert first.close() == 0
 
-        second = Terminal([*chat, "--session", sid], tmp_path)
+        # the greeting's hint, run as printed (a bare `--session ID` lost the --config: "no model name")
+        second = Terminal([sys.executable, "-m", *shlex.split(hint)], tmp_path)
         try:
             resumed = second.expect(APPROVAL_PROMPT)
             assert f"resumed {sid}" in resumed

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 HELP = "serve the runtime over HTTP: AG-UI runs, REST, health (behind a signing gateway)"
 DESCRIPTION = """\
@@ -18,7 +19,8 @@ serve`); default: [studio] source of the config.
 
 Identity comes only from gateway-signed headers (HMAC-SHA256 with the secret in
 $SKILLC_GATEWAY_SECRET, or [server] secret_env / secret). --dev-insecure accepts unsigned requests
-for development, loudly.
+for development, loudly: a request without an identity header acts as --dev-identity (default
+userId 7 of organId 9, the example data's), and the console lets each browser pick its own.
 
 examples:
   SKILLC_GATEWAY_SECRET=… skillc serve --config skillc.toml --port 8765
@@ -39,6 +41,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", metavar="URL", help="override the model endpoint ([model] base_url)")
     parser.add_argument("--dev-insecure", action="store_true",
                         help="development mode: do NOT check signatures (never in production)")
+    parser.add_argument("--dev-identity", metavar="JSON",
+                        help="development mode: who a request without X-Skillc-Identity acts as, e.g. "
+                             "'{\"userId\": 7, \"organId\": 9, \"name\": \"alice\"}' (default: userId 7 of "
+                             "organId 9, the example data's; the console can change it per browser)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
         if args.base_url:
             config = config.model_copy(update={"model": config.model.model_copy(update={"base_url": args.base_url})})
         options = read_options(config_path, config=config, dev=args.dev_insecure or None, host=args.host,
-                               port=args.port)
+                               port=args.port, dev_identity=_dev_identity(args.dev_identity))
+        if options.dev_identity is not None and not options.dev:
+            raise ValueError("--dev-identity is for development mode only: add --dev-insecure "
+                             "(or [server] auth = \"dev\")")
         app = create_app(args.source, config=config, options=options)
     except (ConfigError, ValueError) as exc:
         print(f"skillc serve: error: {exc}", file=sys.stderr)
@@ -66,3 +75,18 @@ def run(args: argparse.Namespace) -> int:
     uvicorn.run(app, host=options.host, port=options.port, log_level="info",
                 timeout_graceful_shutdown=int(options.shutdown_grace) + 1)
     return 0
+
+
+def _dev_identity(text: str | None) -> dict[str, Any] | None:
+    """`--dev-identity JSON`: the platform fields of a JSON object (ValueError when unusable)."""
+    if text is None:
+        return None
+    from skillc.runtime.server.auth import decode_identity
+    from skillc.runtime.server.errors import ApiError
+
+    if not text.strip().startswith("{"):
+        raise ValueError(f"--dev-identity must be a JSON object such as '{{\"userId\": 7, \"organId\": 9}}', got {text!r}")
+    try:
+        return decode_identity(text)
+    except ApiError as exc:
+        raise ValueError(f"--dev-identity: {exc.message}") from None

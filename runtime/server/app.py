@@ -59,7 +59,7 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
     store_dir = Path(config.store.path).resolve().parent if config.store.path else Path.cwd()
     feed = StudioFeed(src, store_dir / "compiled", interval=options.studio_refresh, timeout=options.studio_timeout)
     auth = GatewayAuth(secret=options.secret, skew=options.clock_skew, dev=options.dev,
-                       hidden=tuple(config.settings.platform_hidden))
+                       hidden=tuple(config.settings.platform_hidden), dev_identity=options.dev_identity)
     ctx = ServerContext(config=config, options=options, feed=feed, auth=auth, model=model, gateway=gateway,
                         store=store, servers=servers)
 

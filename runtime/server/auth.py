@@ -30,7 +30,8 @@ H_TIMESTAMP = "x-skillc-timestamp"
 H_NONCE = "x-skillc-nonce"
 H_SIGNATURE = "x-skillc-signature"
 DEV_HEADER = ("X-Skillc-Auth", "dev-insecure")
-DEV_IDENTITY: dict[str, Any] = {"userId": 1, "name": "dev", "organId": 1}
+# the example data's organisation and user, so the bundled studio plays as it is in development mode
+DEV_IDENTITY: dict[str, Any] = {"userId": 7, "name": "dev", "organId": 9}
 _NONCE = re.compile(r"[A-Za-z0-9._~-]{8,128}")  # whole values only (fullmatch)
 _SIGNATURE = re.compile(r"v1=([0-9a-f]{64})")
 
@@ -149,6 +150,8 @@ class GatewayAuth:
     dev: bool = False
     hidden: tuple[str, ...] = ()
     clock: Callable[[], float] = time.time
+    dev_identity: dict[str, Any] | None = None
+    """Who an unsigned request without X-Skillc-Identity is in development mode (default DEV_IDENTITY)."""
     nonces: NonceCache | StoredNonces = field(init=False)  # in memory until the store is open
     _last_warning: float = field(default=0.0, init=False)
 
@@ -198,4 +201,4 @@ class GatewayAuth:
             self._last_warning = now
             log.warning("DEVELOPMENT MODE: requests are NOT authenticated (skillc serve --dev-insecure)")
         raw = headers.get(H_IDENTITY)
-        return Identity(decode_identity(raw, self.hidden) if raw else dict(DEV_IDENTITY), dev=True)
+        return Identity(decode_identity(raw, self.hidden) if raw else dict(self.dev_identity or DEV_IDENTITY), dev=True)

@@ -33,6 +33,8 @@ class ServeOptions:
     """Bytes of a request body on a route without its own limit (413 past it, unread)."""
     body_limits: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_ROUTE_LIMITS))
     """Path prefix -> bytes: a route's own body limit."""
+    dev_identity: dict[str, Any] | None = None
+    """Development mode: who a request without X-Skillc-Identity acts as (`--dev-identity`)."""
 
 
 def read_options(config_path: str | os.PathLike[str] | None, env: dict[str, str] | None = None, *,

@@ -15,7 +15,8 @@ from pathlib import Path
 from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[2]
-REASON = "shared conformance files (../shared/conformance/check.py) not present beside the repository"
+REASON = ("needs the shared conformance files (check.py and public/*.yaml in ../shared/conformance beside the "
+          "repository, or $SKILLC_CONFORMANCE_DIR): they are not part of this repository, so a clone skips these")
 
 
 @cache

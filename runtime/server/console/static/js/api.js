@@ -1,6 +1,18 @@
 // The console's only way to the server: the public HTTP API (docs/API.md) on this same origin.
-// Identity is not handled here: in production the gateway in front of the server signs each
-// request's platform headers; in development mode the server itself acts as its dev identity.
+// In production the gateway in front of the server signs each request's platform headers; in
+// development mode the server acts as its dev identity unless this browser picked another one
+// (devidentity.js), sent as an unsigned X-Skillc-Identity header.
+
+let devIdentity = null; // base64 of the picked identity's JSON, development mode only
+
+/** Act as `platform` (an object) in development mode from now on; null: the server's default. */
+export function setDevIdentity(platform) {
+  devIdentity = platform ? btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(platform)))) : null;
+}
+
+function withIdentity(headers) {
+  return devIdentity ? { ...headers, "X-Skillc-Identity": devIdentity } : headers;
+}
 
 /** An API error with the server's JSON error body (code, message) when it sent one. */
 export class ApiError extends Error {
@@ -13,7 +25,7 @@ export class ApiError extends Error {
 }
 
 async function request(method, path, body) {
-  const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
+  const init = { method, headers: withIdentity({ Accept: "application/json" }), credentials: "same-origin" };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -31,7 +43,7 @@ export const postJSON = (path, body) => request("POST", path, body ?? {});
 
 /** The trace of a session as a list of events (the endpoint serves JSON lines). */
 export async function getTrace(path) {
-  const res = await fetch(path, { headers: { Accept: "application/x-ndjson, application/json" }, credentials: "same-origin" });
+  const res = await fetch(path, { headers: withIdentity({ Accept: "application/x-ndjson, application/json" }), credentials: "same-origin" });
   const text = await res.text();
   if (!res.ok) {
     let body = null;
@@ -49,7 +61,7 @@ export async function runAgent(path, input, onEvent) {
   const res = await fetch(path, {
     method: "POST",
     credentials: "same-origin",
-    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    headers: withIdentity({ "Content-Type": "application/json", Accept: "text/event-stream" }),
     body: JSON.stringify(input),
   });
   if (!res.ok) {

@@ -2,6 +2,7 @@
 // hash router: #/chat[/<session>], #/trace[/<session>[/call/<seq>]], #/studio[/agent|skill/<name>].
 import { ApiError, getJSON } from "./api.js";
 import { renderChat } from "./chat.js";
+import { identityForm, useStoredIdentity } from "./devidentity.js";
 import { PATHS } from "./paths.js";
 import { renderStudio } from "./studio.js";
 import { renderTrace } from "./trace.js";
@@ -20,12 +21,15 @@ async function whoami() {
     }
     throw err;
   }
+  // development mode: act as the identity this browser picked (asked again under it)
+  if (ctx.me.dev_mode && useStoredIdentity()) ctx.me = await getJSON(PATHS.whoami());
   const who = ctx.me.platform || {};
   const name = who.name || who.userId || "unknown";
   document.getElementById("who").textContent = `${name}${who.organName ? " · " + who.organName : ""}`;
   const banner = document.getElementById("devmode");
   if (ctx.me.dev_mode) {
     document.getElementById("devmode-who").textContent = JSON.stringify(who);
+    banner.append(" ", identityForm(who));
     banner.hidden = false;
     document.body.classList.add("dev");
   }

@@ -1,5 +1,6 @@
 // The trace (FORMAT.md events) turned into per-turn timelines: nodes, tool calls with their
 // verdicts, settlements attached to the write they settle. Pure data, no DOM: trace.js draws it.
+import { when } from "./util.js";
 
 const CALL_FAILURES = new Set(["TOOL_TIMEOUT", "TOOL_IO_ERROR", "MCP_RPC_ERROR", "TOOL_UNREACHABLE",
   "MCP_TOOL_ERROR", "MCP_INVALID_PARAMS"]);
@@ -47,11 +48,25 @@ export function buildTimeline(events) {
     if (ev.type === "write.settled") {
       const call = byEvidence.get(ev.evidence);
       if (call) call.settled = ev;
+      if (call && businessFailedWrite(call)) {  // SUCCESS here is the outcome, not the business verdict
+        turn.items.push({ type: "event", event: { ...ev, business_failed: true } });
+        continue;
+      }
     }
     turn.items.push({ type: "event", event: ev });
   }
   return [...turns.values()].sort((a, b) => a.turn - b.turn);
 }
+
+/** A write the system answered (settled SUCCESS: its effect is known, nothing is uncertain or
+ * sent again) with an answer the contract judges a business failure, e.g. a 409 conflict. */
+export function businessFailedWrite(item) {
+  return Boolean(item.settled && item.settled.status === "SUCCESS" && item.event.business_ok === false);
+}
+
+/** What "settled SUCCESS" means beside a business failure, in one sentence. */
+export const BUSINESS_FAILED_SETTLED = "its effect is known (the system answered: nothing is uncertain, " +
+  "nothing is sent again); the business verdict is failure";
 
 /** A one-line description of a non-call event. */
 export function describe(ev) {
@@ -65,12 +80,13 @@ export function describe(ev) {
     case "node.resumed": return `node ${ev.node} resumed (${ev.kind}): ${answerText(ev.answer)}`;
     case "node.finished": return `node ${ev.node} ${ev.state}${ev.reason ? ": " + ev.reason : ""}`;
     case "task.finished": return `task ${ev.task} ${ev.state}${ev.reason ? ": " + ev.reason : ""}`;
-    case "write.settled": return `write ${ev.evidence} (${ev.tool}) settled ${ev.status} via ${ev.via}`;
+    case "write.settled": return `write ${ev.evidence} (${ev.tool}) settled ${ev.status} via ${ev.via}` +
+      (ev.business_failed ? `: ${BUSINESS_FAILED_SETTLED}` : "");
     case "output.set": return `output ${ev.key} = ${JSON.stringify(ev.value)} (${ev.source})`;
     case "skill.rejected": return `skill ${ev.skill} rejected at load: ` + (ev.diagnostics || []).map((d) => d.code).join(", ");
     case "error": return `error: ${ev.message}`;
-    case "audit.approval": return `audit: approval ${ev.decision} by ${actor(ev.who)} at ${ev.at}`;
-    case "audit.settlement": return `audit: write ${ev.evidence} ${ev.status} via ${ev.via} by ${actor(ev.who)} at ${ev.at}`;
+    case "audit.approval": return `audit: approval ${ev.decision} by ${actor(ev.who)} at ${when(ev.at)}`;
+    case "audit.settlement": return `audit: write ${ev.evidence} ${ev.status} via ${ev.via} by ${actor(ev.who)} at ${when(ev.at)}`;
     case "studio.stale": return `studio stale: ${ev.error || ""}`;
     default: return ev.type;
   }
@@ -99,7 +115,7 @@ export function answerText(answer) {
   if (typeof answer === "string") return `“${answer}”`;
   if (answer.decision) {
     const who = answer.approver ? ` by ${answer.approver.name || answer.approver.userId}` : "";
-    return `${answer.decision}${who}${answer.decided_at ? " at " + answer.decided_at : ""}`;
+    return `${answer.decision}${who}${answer.decided_at ? " at " + when(answer.decided_at) : ""}`;
   }
   if (typeof answer.verified === "boolean") return answer.verified ? "it took effect" : "it did not take effect";
   if (typeof answer.text === "string") return `“${answer.text}”`;

@@ -2,7 +2,7 @@
 // verdict; "refusals only" filter; #/trace/<session>/call/<seq> deep-links one call's detail.
 import { getJSON, getTrace } from "./api.js";
 import { PATHS } from "./paths.js";
-import { answerText, buildTimeline, describe, isRefusal, observation } from "./timeline.js";
+import { BUSINESS_FAILED_SETTLED, answerText, buildTimeline, businessFailedWrite, describe, isRefusal, observation } from "./timeline.js";
 import { el, replace, show } from "./util.js";
 
 const SETTLED_WORDS = { call: "settled", verify: "settled by verify", user: "settled by the user" };
@@ -88,11 +88,20 @@ function callRow(sid, item, selected, evidence) {
       ev.error ? el("span", { class: "badge bad mono" }, ev.error) : null,
       ev.code ? el("span", { class: "mono muted" }, ev.code) : null,
       ev.evidence ? el("span", { class: "badge info mono" }, ev.evidence) : null,
-      item.settled ? el("span", { class: `badge ${item.settled.status === "SUCCESS" ? "ok" : "bad"} settle` },
+      item.settled ? el("span", { class: `badge ${settledTone(item)} settle`, title: businessFailedWrite(item) ? BUSINESS_FAILED_SETTLED : null },
         `${SETTLED_WORDS[item.settled.via] || "settled"}: ${item.settled.status}`) : null),
+    businessFailedWrite(item) ? el("div", { class: "hint meaning" }, `settled ${item.settled.status}: ${BUSINESS_FAILED_SETTLED}`) : null,
+    (v.kind === "business_failed" || v.kind === "call_failed") && ev.message ? el("div", { class: "hint said" },
+      "the system said: ", el("span", { class: "said-text" }, clip(show(ev.message), 300))) : null,
     ev.next && !ev.ok ? el("div", { class: "hint" }, "hint: ", ev.next) : null,
     evidence && Object.keys(evidence.values).length ? el("div", { class: "hint extracted" },
       "extracted: ", Object.entries(evidence.values).map(([k, v]) => `${k} = ${clip(JSON.stringify(v), 80)}`).join("; ")) : null);
+}
+
+/** ok for a settled success, warn when the success is only the outcome of a business failure. */
+function settledTone(item) {
+  if (item.settled.status !== "SUCCESS") return "bad";
+  return businessFailedWrite(item) ? "warn" : "ok";
 }
 
 function clip(text, n) {
@@ -107,7 +116,8 @@ function drawDetail(root, item, evidence) {
     ["hint", ev.next || "—"], ["node", `${ev.task || ""} / ${ev.node || ""}`], ["evidence", ev.evidence || "—"],
     ["status", ev.status || "—"], ["business", ev.business_ok === null || ev.business_ok === undefined ? "—" : String(ev.business_ok)],
     ["replayed", ev.replayed ? "yes" : "no"],
-    ["settled", item.settled ? `${item.settled.status} via ${item.settled.via} (event ${item.settled.seq})` : "—"],
+    ["settled", item.settled ? `${item.settled.status} via ${item.settled.via} (event ${item.settled.seq})` +
+      (businessFailedWrite(item) ? `: ${BUSINESS_FAILED_SETTLED}` : "") : "—"],
   ];
   const data = observation(ev);
   const extracted = evidence ? [
