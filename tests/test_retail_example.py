@@ -1,6 +1,7 @@
 """The retail example (examples/retail/): its demo shop as a real stdio MCP server started as
 examples/retail/skillc.toml says, counted by the writes it logs; its studio strict-clean and
-naming only tools and arguments the shop serves.
+naming only tools and arguments the shop serves; its scenarios' canned tool answers exactly what
+the shop answers to the calls they send.
 """
 from __future__ import annotations
 
@@ -231,3 +232,55 @@ def test_every_read_contract_is_the_lookup_skills_own() -> None:
                 assert spec == reads[tool], (skill, tool)
                 compared += 1
     assert compared == 17
+
+
+SCENARIOS = sorted((RETAIL / "scenarios").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_a_scenarios_canned_answers_are_the_shops_own(path: Path, tmp_path: Path) -> None:
+    """The scenario passes, and replaying the calls it sent (its `mcp.invoked`, in order) on a
+    freshly seeded shop answers each one with the canned response the scenario served it: the
+    scenarios play against the shop's real behaviour, without a process to start under load."""
+    import yaml
+    from mcp import Client
+
+    from skillc.examples.retail_server import build_server
+    from skillc.scenario.runner import report, run_scenario
+
+    result = asyncio.run(run_scenario(path))
+    assert result.ok, report(result)
+    canned = {t["name"]: [r["json"] for r in t.get("responses", [])]
+              for t in yaml.safe_load(path.read_text(encoding="utf-8"))["tools"]}
+    sent = [(e["tool"], e["args"]) for e in result.events if e["type"] == "mcp.invoked"]
+    assert sent, "the scenario sends nothing to the shop"
+
+    async def replay() -> None:
+        served: dict[str, int] = {}
+        async with Client(build_server(str(tmp_path / "shop.sqlite"))) as client:
+            for tool, args in sent:
+                k = served[tool] = served.get(tool, -1) + 1
+                answers = canned[tool]
+                assert answers, f"{tool} was called but the scenario gives it no response"
+                shop = (await client.call_tool(tool, args)).structured_content
+                assert answers[min(k, len(answers) - 1)] == shop, (tool, args)
+
+    asyncio.run(replay())
+
+
+def test_every_rule_of_the_studio_refuses_in_some_scenario() -> None:
+    """Each rule the retail contracts state is shown stopping a mistake: some scenario expects a
+    refusal whose message carries `[rule_name]`."""
+    rules = {rule["name"] for _, contract in studio_contracts() for spec in contract["tools"].values()
+             for rule in spec.get("rules", [])}
+    import yaml
+
+    shown = set()
+    for path in SCENARIOS:
+        for turn in yaml.safe_load(path.read_text(encoding="utf-8"))["turns"]:
+            for expected in turn.get("expect", []):
+                if expected.get("type") == "tool.call" and expected.get("error") == "RULE_VIOLATED":
+                    message = expected["message"]
+                    shown |= set(re.findall(r"\[(\w+)\]", message if isinstance(message, str) else message["$contains"]))
+    assert len(rules) == 16
+    assert rules <= shown, sorted(rules - shown)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +102,50 @@ def test_every_recorded_answer_is_the_shops_own(path: Path, tmp_path: Path) -> N
                 assert result.structured_content == answers[call["id"]], call
 
     asyncio.run(replay())
+
+
+def _replay(studio: Path, out: Path) -> dict[str, Any]:
+    """`skillc replay` over every transcript with labels.json, as the JSON report."""
+    from skillc.main import run
+
+    status = run(["replay", *map(str, FILES), "--studio", str(studio), "--labels", str(TRANSCRIPTS / "labels.json"),
+                  "--format", "json", "-o", str(out)])
+    assert status == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _stopped_rules(report: dict[str, Any]) -> set[str]:
+    """The names of the rules that refused some call."""
+    return {m for conv in report["conversations"] for call in conv["calls"]
+            for m in re.findall(r"\[(\w+)\]", call.get("message") or "") if call.get("error") == "RULE_VIOLATED"}
+
+
+def test_replay_with_the_rules_refuses_every_wrong_write_and_no_correct_one(tmp_path: Path) -> None:
+    """Judged by the retail studio: the 7 wrong writes are refused (1 by provenance, 6 by rules)
+    before reaching the shop; every correct one only waits for the customer's approval."""
+    report = _replay(TRANSCRIPTS.parent / "studio", tmp_path / "replay.json")
+    labels = report["labels"]
+    assert (labels["wrong_calls"], labels["wrong_refused"], labels["correct_refused"]) == (7, 7, 0), labels
+    assert labels["table"]["correct"]["approval_asked"] == 7
+    assert _stopped_rules(report) == {"cancel_only_pending", "payment_method_of_customer", "refund_to_original_or_gift_card",
+                                      "exchange_only_delivered", "order_of_identified_customer", "new_item_differs",
+                                      "gift_card_covers_difference"}
+
+
+def test_without_its_rules_the_studio_refuses_only_the_invented_values(tmp_path: Path) -> None:
+    """The same studio with every `rules` list removed: provenance alone stops 1 of the 7 wrong
+    writes (the invented order id); the others combine real values wrongly (a gift card the
+    customer named is USER), and would be sent."""
+    from skillc.compiler.jsonc import parse_json, plain
+
+    studio = tmp_path / "studio"
+    shutil.copytree(TRANSCRIPTS.parent / "studio", studio)
+    for path in studio.glob("skills/*/contract.jsonc"):
+        contract = plain(parse_json(path.read_text(encoding="utf-8"))[0])
+        for spec in contract["tools"].values():
+            spec.pop("rules", None)
+        path.write_text(json.dumps(contract, indent=2), encoding="utf-8")
+    report = _replay(studio, tmp_path / "replay.json")
+    labels = report["labels"]
+    assert (labels["wrong_calls"], labels["wrong_refused"], labels["correct_refused"]) == (7, 1, 0), labels
+    assert _stopped_rules(report) == set()
