@@ -98,6 +98,7 @@ class Durability:
         `handed`: an earlier undelivered reply this turn's reply carries, stored as delivered."""
         s = self.s
         now = s.now()
+        s.rt.trace.flush()  # the chain head this unit stores is on disk before the unit commits
         try:
             with self.store.unit(s.id, holder=self.holder if self.leased else None, expires=now + self.ttl) as uow:
                 for ev in s._dirty.values():

@@ -351,6 +351,7 @@ class Session:
                 raise durable.fail(exc) from exc
             durable.delivered = self.session.turn
             self.emit("turn.reply", text=reply.text, suspended=reply.suspended)
+            self.rt.trace.flush()  # the turn's end is a stopping point of the trace file too
             return reply
 
     async def _play(self, message: str | None, answer: dict[str, Any] | None, client_message_id: str | None,

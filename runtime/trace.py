@@ -3,8 +3,14 @@
 The trace is the audit log, the scenario runner's input and the demo's transcript. Events get a
 run-wide `seq`; callers give `session`, `turn` and, where they apply, `task` / `node`.
 
-- **Streaming**: the writer sends each event to its file and listeners and keeps nothing, unless
-  built with `keep=True` (tests, the scenario runner): a serving process never grows with history.
+- **Streaming**: the writer sends each event to its listeners and keeps nothing, unless built with
+  `keep=True` (tests, the scenario runner): a serving process never grows with history.
+- **Batched file writes**: lines for the file are buffered and written at stopping points
+  (`flush()`: before every unit of work commits — so the chain head a unit stores is on disk — and
+  at the end of every turn), when a call reaches the outside world (`FLUSH_AT`), or when the
+  buffer holds `FLUSH_EVERY` lines. A kill -9 loses at most
+  the events after the last committed unit, which describe nothing the store kept. Sinks that
+  write per-session files (the service's) register their own flush in `flushers`.
 - **Per-session context**: `TraceWriter.enter(env)` names the session whose turn runs in the
   current asyncio task (a context variable), so callbacks that arrive from elsewhere (an MCP
   client hook, telemetry) find their own session; concurrent sessions never mix.
@@ -30,6 +36,10 @@ from skillc.runtime import jsontext
 from skillc.runtime.paths import at_path
 
 MASK = "***"
+FLUSH_EVERY = 256  # buffered trace lines at most between stopping points
+# A call reaching the outside world is written at once: after a crash mid-call the file still
+# says the tool was invoked (the unit before it committed the write as STARTED).
+FLUSH_AT = frozenset({"mcp.invoked"})
 
 Listener = Callable[[dict[str, Any]], None]
 
@@ -127,7 +137,9 @@ class TraceWriter:
         self._fh: IO[str] | None = open(path, "a" if append else "w", encoding="utf-8") if path else None
         if path and self._fh is not None and append and self._fh.tell() > 0 and not _ends_with_newline(path):
             self._fh.write("\n")  # a line cut short by a crash stays its own (unreadable) line
+        self._lines: list[str] = []  # written to the file at the next flush()
         self.listeners: list[Listener] = []
+        self.flushers: list[Callable[[], None]] = []  # sinks with buffers of their own (server trace files)
         self.chain: AuditChain | None = AuditChain(key) if chain else None
         self.audit = audit
         _auto_enable()
@@ -187,16 +199,31 @@ class TraceWriter:
         if self._events is not None:
             self._events.append(event)
         if self._fh:
-            self._fh.write(jsontext.dumps(event) + "\n")
-            self._fh.flush()
+            self._lines.append(jsontext.dumps(event))
+            if len(self._lines) >= FLUSH_EVERY or type_ in FLUSH_AT:
+                self._write_lines()
         for listener in self.listeners:
             listener(event)
         for observer in _OBSERVERS:
             observer.event(event)
         return event
 
+    def flush(self) -> None:
+        """A stopping point: every event so far reaches the file (and every registered sink's)."""
+        if self._lines:
+            self._write_lines()
+        for flush in self.flushers:
+            flush()
+
+    def _write_lines(self) -> None:
+        if self._fh is not None:
+            self._fh.write("\n".join(self._lines) + "\n")
+            self._fh.flush()
+        self._lines.clear()
+
     def close(self) -> None:
-        """Close the file, if any."""
+        """Write what is buffered and close the file, if any."""
+        self.flush()
         if self._fh:
             self._fh.close()
             self._fh = None

@@ -90,6 +90,7 @@ class ServerContext:
             self._report_servers(gateway)
         trace = TraceWriter(keep=False, seq_from=self.traces.last_seq())
         trace.listeners.append(self._on_trace)
+        trace.flushers.append(self.traces.flush)
         self.runtime = Runtime(self.feed, gateway, model, store, self.config.settings, trace=trace,
                                on_progress=self._on_progress)
         if hasattr(store, "claim_nonce"):  # replays refused by every worker sharing the store

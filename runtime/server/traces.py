@@ -11,7 +11,7 @@ from typing import IO, Any
 from skillc.runtime import jsontext
 from skillc.runtime.idtext import ID_RULE, valid_id
 from skillc.runtime.server.errors import ApiError
-from skillc.runtime.trace import last_seq
+from skillc.runtime.trace import FLUSH_AT, last_seq
 
 
 
@@ -32,6 +32,7 @@ class TraceFiles:
         self.root.mkdir(parents=True, exist_ok=True)
         self._open: OrderedDict[str, IO[str]] = OrderedDict()
         self._limit = open_limit
+        self._dirty: set[str] = set()  # sessions whose file has lines not yet flushed
 
     def path(self, session: str) -> Path:
         """The file of one session (ids are checked by `check_id` before they get here)."""
@@ -43,7 +44,7 @@ class TraceFiles:
         return max((last_seq(str(p)) for p in self.root.glob("*.jsonl")), default=0)
 
     def write(self, event: dict[str, Any]) -> None:
-        """Append one event to its session's file."""
+        """Append one event to its session's file (buffered until `flush`, a stopping point)."""
         sid = str(event.get("session", ""))
         if not valid_id(sid):
             return
@@ -51,13 +52,27 @@ class TraceFiles:
         if fh is None:
             fh = open(self.path(sid), "a", encoding="utf-8")
             if len(self._open) >= self._limit:
-                self._open.popitem(last=False)[1].close()
+                old_sid, old = self._open.popitem(last=False)
+                old.close()  # closing writes its buffer
+                self._dirty.discard(old_sid)
         self._open[sid] = fh
         fh.write(jsontext.dumps(event) + "\n")
-        fh.flush()
+        if event.get("type") in FLUSH_AT:
+            fh.flush()
+        else:
+            self._dirty.add(sid)
+
+    def flush(self, session: str | None = None) -> None:
+        """Hand buffered lines to the OS: every session's, or one's (before it is read)."""
+        for sid in ([session] if session is not None else list(self._dirty)):
+            fh = self._open.get(sid)
+            if fh is not None and sid in self._dirty:
+                fh.flush()
+            self._dirty.discard(sid)
 
     def read(self, session: str, after: int = 0) -> Iterator[str]:
         """The session's events with seq > after, as JSON lines."""
+        self.flush(session)
         try:
             fh = open(self.path(session), encoding="utf-8")
         except FileNotFoundError:
@@ -72,3 +87,4 @@ class TraceFiles:
         """Close every open file."""
         while self._open:
             self._open.popitem()[1].close()
+        self._dirty.clear()
