@@ -161,7 +161,8 @@ def _tool_meta(tool: ir.ToolContract, fn: Code, args: list[_ArgView], has_bind: 
 
 
 def _entity_literal(e: ir.Entity) -> Code:
-    return _call("rt.EntitySpec", _kwargs([("id", e.id, "id"), ("name", e.name, "name"), ("scalar", e.scalar, None)]), 0,
+    return _call("rt.EntitySpec", _kwargs([("id", e.id, "id"), ("name", e.name, "name"), ("scalar", e.scalar, None),
+                                          ("keyed", e.keyed, False)]), 0,
                  positional=[literal(e.type)])
 
 

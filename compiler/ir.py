@@ -247,6 +247,7 @@ class Entity(Node):
     id: str = "id"
     name: str = "name"
     scalar: str | None = None
+    keyed: bool = False  # skillc extension: the object is a map from entity id to entity
 
 
 class Extract(Node):

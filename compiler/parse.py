@@ -45,7 +45,7 @@ MISSING_KEYS = frozenset({"action", "tool", "message"})
 SUCCESS_KEYS = frozenset({"path", "op", "value"})
 ERROR_KEYS = frozenset({"code", "message"})
 EXTRACT_KEYS = frozenset({"key", "path", "fields", "entity"})
-ENTITY_KEYS = frozenset({"type", "id", "name", "scalar"})
+ENTITY_KEYS = frozenset({"type", "id", "name", "scalar", "keyed"})
 VERIFY_KEYS = frozenset({"tool", "args"})
 VERIFY_ARG_KEYS = frozenset({"from", "const"})
 INPUT_KEYS = frozenset({"from", "required", "provider"})
@@ -349,7 +349,9 @@ class _Builder:
         w = f"{where}.entity"
         ep = self._members(got[1], w, ENTITY_KEYS)
         sp: dict[str, ir.Span] = {}
-        kw = {k: v for k in ("type", "id", "name", "scalar") if (v := self._str(ep, k, w, sp)) is not None}
+        kw: dict[str, Any] = {k: v for k in ("type", "id", "name", "scalar") if (v := self._str(ep, k, w, sp)) is not None}
+        if (keyed := self._bool(ep, "keyed", w, sp)) is not None:
+            kw["keyed"] = keyed
         return ir.Entity(span=got[1].span, key_span=got[0], prop_spans=sp, **kw)
 
     def _rule(self, where: str, j: J) -> ir.Rule | None:

@@ -12,12 +12,14 @@ from skillc.runtime.values import MISSING, default_empty, has_value
 
 @dataclass(frozen=True)
 class EntitySpec:
-    """entity {type, id, name, scalar} (§6.3, §8)."""
+    """entity {type, id, name, scalar} (§6.3, §8), and skillc's `keyed`: the object is a map
+    from entity id to entity (a profile's `payment_methods: {"credit_card_7334": {...}}`)."""
 
     type: str | None
     id: str = "id"
     name: str = "name"
     scalar: str | None = None
+    keyed: bool = False
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,8 @@ def make_entities(sub: Any, spec: EntitySpec, base: dict | None = None) -> list[
     """
     if spec.type is None or sub is MISSING or sub is None:
         return []
+    if spec.keyed:
+        return _keyed_entities(sub, spec)
     items = sub if isinstance(sub, list) else [sub]
     out = []
     for item in items:
@@ -296,5 +300,27 @@ def make_entities(sub: Any, spec: EntitySpec, base: dict | None = None) -> list[
         name = merged.get(spec.name)
         attrs = {k: v for k, v in merged.items() if isinstance(v, (str, int, float, bool)) or v is None}
         out.append({"type": spec.type, "id": ident, "name": name if isinstance(name, (str, int, float)) else None,
+                    "attrs": attrs})
+    return out
+
+
+def _keyed_entities(sub: Any, spec: EntitySpec) -> list[dict[str, Any]]:
+    """Entities of a map keyed by id: one per member, its key the id (over any `id` field the
+    member holds: the map says which id it is filed under); a scalar member becomes the attribute
+    `scalar` names (else the entity has no attributes). Not a map: no entities. The write's
+    request is not merged in: the members are whole records."""
+    if not isinstance(sub, dict):
+        return []
+    out = []
+    for key, member in sub.items():
+        if isinstance(member, dict):
+            attrs = {k: v for k, v in member.items() if isinstance(v, (str, int, float, bool)) or v is None}
+        elif isinstance(member, list) or spec.scalar is None:
+            attrs = {}
+        else:
+            attrs = {spec.scalar: member}
+        attrs[spec.id] = key
+        name = attrs.get(spec.name)
+        out.append({"type": spec.type, "id": key, "name": name if isinstance(name, (str, int, float)) else None,
                     "attrs": attrs})
     return out
