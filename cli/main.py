@@ -15,7 +15,7 @@ import tempfile
 import traceback
 
 # Order is the order of `skillc --help`.
-COMMANDS: tuple[str, ...] = ("check", "compile", "diff", "schema", "graph", "explain", "scenario", "replay", "demo", "chat", "serve",
+COMMANDS: tuple[str, ...] = ("check", "compile", "diff", "schema", "graph", "explain", "rules", "scenario", "replay", "demo", "chat", "serve",
                              "studio", "audit", "model-stub")
 
 EPILOG = """\
@@ -24,6 +24,7 @@ typical use (every command; a test keeps this list complete):
   skillc check examples/studio            validate a studio, print diagnostics like a compiler
   skillc explain cms.article.lifecycle    how each argument of a skill is bound and checked
   skillc graph publisher                  an agent's task graph (mermaid; --format dot|json)
+  skillc rules eval "args.qty > 0" --vars '{"args": {"qty": 2}}'    try a rule expression
   skillc schema -o skill-contract.schema.json    the contract's JSON Schema, for editors
   skillc compile examples/studio -o generated
   skillc diff main:generated generated    what a change does to each skill's behaviour (review, CI)

@@ -56,6 +56,56 @@ def namespace_tool(node: A.Node) -> tuple[str, str] | None:
     return None
 
 
+@dataclass(frozen=True)
+class Py:
+    """Generated Python in a shape that can be laid out: an atom (`head` only), a call
+    `head(args…)` (with `brackets` "[]" a list), a lambda `head` + body, or a conditional."""
+
+    head: str
+    args: tuple["Py", ...] = ()
+    kind: str = "atom"  # atom | call | lambda | cond
+    brackets: str = "()"
+
+    def flat(self) -> str:
+        """The code on one line."""
+        if self.kind == "call":
+            return self.head + self.brackets[0] + ", ".join(a.flat() for a in self.args) + self.brackets[1]
+        if self.kind == "lambda":
+            return self.head + self.args[0].flat()
+        if self.kind == "cond":
+            then, cond, other = (a.flat() for a in self.args)
+            return f"({then} if cel.truth({cond}) else {other})"
+        return self.head
+
+    def layout(self, indent: int, lead: int = 0) -> str:
+        """The code laid out as black would: on one line if it fits in 100 columns (from `indent`,
+        after `lead` characters of the line), else one argument per line."""
+        flat = self.flat()
+        if indent + lead + len(flat) <= 100 or self.kind == "atom":
+            return flat
+        pad = " " * (indent + 4)
+        if self.kind == "call":
+            inner = "".join(f"{pad}{a.layout(indent + 4)},\n" for a in self.args)
+            return f"{self.head}{self.brackets[0]}\n{inner}{' ' * indent}{self.brackets[1]}"
+        if self.kind == "lambda":
+            return self.head + self.args[0].layout(indent, lead + len(self.head))
+        then, cond, other = self.args
+        return (f"(\n{pad}{then.layout(indent + 4)}\n{pad}if cel.truth({cond.layout(indent + 4, 13)})\n"
+                f"{pad}else {other.layout(indent + 4, 5)}\n{' ' * indent})")
+
+
+def _atom(text: str) -> Py:
+    return Py(text)
+
+
+def _call(head: str, *args: Py) -> Py:
+    return Py(head, tuple(args), "call")
+
+
+def _lambda(var: str, body: Py) -> Py:
+    return Py(f"lambda {var}: " if var else "lambda: ", (body,), "lambda")
+
+
 @dataclass
 class Emitter:
     """Python for the nodes of one expression text; `bound` are the CEL names bound here (lets
@@ -69,68 +119,76 @@ class Emitter:
         return self.text[node.pos[0]:node.pos[1]]
 
     def code(self, node: A.Node) -> str:
-        """Python evaluating `node`."""
+        """Python evaluating `node`, on one line."""
+        return self.tree(node).flat()
+
+    def _what(self, node: A.Node) -> Py:
+        return _atom(literal(self.src(node)))
+
+    def tree(self, node: A.Node) -> Py:
+        """Python evaluating `node`, as a layout tree."""
         if isinstance(node, A.Lit):
-            return str(literal(node.value))
+            return _atom(literal(node.value))
         if isinstance(node, A.Ident):
             if node.name in self.bound:
-                return local_name(node.name)
+                return _atom(local_name(node.name))
             if node.name in ROOTS:
-                return ROOTS[node.name]
-            return f"r.var({literal(node.name)})"  # a `rules eval --vars` name (a contract's checker refuses others)
+                return _atom(ROOTS[node.name])
+            return _call("r.var", _atom(literal(node.name)))  # a `rules eval --vars` name (the checker refuses others)
         ns = namespace_tool(node)
         if ns is not None:
             kind, tool = ns
-            return f"r.{kind}({literal(tool)})"
+            return _call(f"r.{kind}", _atom(literal(tool)))
         if isinstance(node, A.Select):
-            return f"cel.select({self.code(node.operand)}, {literal(node.field)}, {literal(self.src(node))})"
+            return _call("cel.select", self.tree(node.operand), _atom(literal(node.field)), self._what(node))
         if isinstance(node, A.Has):
-            return f"cel.has({self.code(node.operand)}, {literal(node.field)}, {literal(self.src(node))})"
+            return _call("cel.has", self.tree(node.operand), _atom(literal(node.field)), self._what(node))
         if isinstance(node, A.Index):
-            return f"cel.index({self.code(node.operand)}, {self.code(node.index)}, {literal(self.src(node))})"
+            return _call("cel.index", self.tree(node.operand), self.tree(node.index), self._what(node))
         if isinstance(node, A.ListLit):
-            return "[" + ", ".join(self.code(i) for i in node.items) + "]"
+            return Py("", tuple(self.tree(i) for i in node.items), "call", "[]")
         if isinstance(node, A.MapLit):
-            pairs = ", ".join(f"({self.code(k)}, {self.code(v)})" for k, v in node.entries)
-            return f"cel.make_map([{pairs}])"
+            pairs = tuple(Py("", (self.tree(k), self.tree(v)), "call") for k, v in node.entries)
+            return _call("cel.make_map", Py("", pairs, "call", "[]"))
         if isinstance(node, A.Unary):
-            return f"cel.{'not_' if node.op == '!' else 'neg'}({self.code(node.operand)})"
+            return _call("cel.not_" if node.op == "!" else "cel.neg", self.tree(node.operand))
         if isinstance(node, A.Binary):
-            if node.op == "&&":
-                return f"cel.and_(lambda: {self.code(node.left)}, lambda: {self.code(node.right)})"
-            if node.op == "||":
-                return f"cel.or_(lambda: {self.code(node.left)}, lambda: {self.code(node.right)})"
-            return f"{_BINARY[node.op]}({self.code(node.left)}, {self.code(node.right)})"
+            if node.op in ("&&", "||"):
+                head = "cel.and_" if node.op == "&&" else "cel.or_"
+                return _call(head, _lambda("", self.tree(node.left)), _lambda("", self.tree(node.right)))
+            return _call(_BINARY[node.op], self.tree(node.left), self.tree(node.right))
         if isinstance(node, A.Cond):
-            return f"({self.code(node.then)} if cel.truth({self.code(node.cond)}) else {self.code(node.other)})"
+            return Py("", (self.tree(node.then), self.tree(node.cond), self.tree(node.other)), "cond")
         if isinstance(node, A.Macro):
             inner = Emitter(self.text, self.bound | {node.var})
             var = local_name(node.var)
+            target = self.tree(node.target)
             if node.kind == "map":
-                fn = f"lambda {var}: {inner.code(node.transform)}" if node.transform is not None else ""
+                assert node.transform is not None
+                fn = _lambda(var, inner.tree(node.transform))
                 if node.pred is not None:
-                    return f"cel.map_({self.code(node.target)}, {fn}, lambda {var}: {inner.code(node.pred)})"
-                return f"cel.map_({self.code(node.target)}, {fn})"
+                    return _call("cel.map_", target, fn, _lambda(var, inner.tree(node.pred)))
+                return _call("cel.map_", target, fn)
             assert node.pred is not None
-            return f"{_MACROS[node.kind]}({self.code(node.target)}, lambda {var}: {inner.code(node.pred)})"
+            return _call(_MACROS[node.kind], target, _lambda(var, inner.tree(node.pred)))
         if isinstance(node, A.Call):
             return self._call(node)
         raise AssertionError(f"unhandled rule node {node!r}")  # pragma: no cover - the parser makes no other
 
-    def _call(self, node: A.Call) -> str:
-        args = [self.code(a) for a in node.args]
+    def _call(self, node: A.Call) -> Py:
+        args = [self.tree(a) for a in node.args]
         if node.target is None:
             if node.func == "origin" and len(args) == 1:
-                return f"r.origin({args[0]}, {literal(self.src(node.args[0]))})"
+                return _call("r.origin", args[0], self._what(node.args[0]))
             if node.func not in _FUNCTIONS:  # the checker refuses it; codegen never guesses
                 raise UnsafeLiteral(f"unknown rule function {node.func!r}")
-            return f"{_FUNCTIONS[node.func]}({', '.join(args)})"
-        target = self.code(node.target)
+            return _call(_FUNCTIONS[node.func], *args)
+        target = self.tree(node.target)
         if node.func in TIME_PARTS:
-            return f"cel.ts_part({target}, {literal(node.func)}{''.join(', ' + a for a in args)})"
+            return _call("cel.ts_part", target, _atom(literal(node.func)), *args)
         if node.func not in _METHODS:
             raise UnsafeLiteral(f"unknown rule method {node.func!r}")
-        return f"{_METHODS[node.func]}({', '.join([target] + args)})"
+        return _call(_METHODS[node.func], target, *args)
 
 
 @dataclass
@@ -189,27 +247,26 @@ def plan_rule(rule: ir.Rule) -> RulePlan:
 
 
 def rule_body(plan: RulePlan) -> list[str]:
-    """The statements of a rule function (without indentation): lets the guard needs, the guard,
-    the other lets, the rule's value."""
+    """The lines of a rule function's body, indented: the lets the guard needs, the guard, the
+    other lets, the rule's value; laid out within 100 columns."""
     lines: list[str] = []
     bound: frozenset[str] = frozenset()
 
-    def let_line(name: str, text: str, node: A.Node) -> str:
-        return f"{local_name(name)} = {Emitter(text, bound).code(node)}"
+    def statement(lead: str, code: Py, tail: str = "") -> None:
+        lines.extend(("    " + lead + code.layout(4, len(lead)) + tail).split("\n"))
 
     for name, text, node in plan.lets:
         if name in plan.guard_lets:
-            lines.append(let_line(name, text, node))
+            statement(f"{local_name(name)} = ", Emitter(text, bound).tree(node))
             bound = bound | {name}
     if plan.when is not None and plan.when_text is not None:
-        guard = Emitter(plan.when_text, bound).code(plan.when)
-        lines.append(f'if not cel.truth({guard}, "when"):')
-        lines.append("    return cel.SKIPPED")
+        statement("if not ", _call("cel.truth", Emitter(plan.when_text, bound).tree(plan.when), _atom('"when"')), ":")
+        lines.append("        return cel.SKIPPED")
     for name, text, node in plan.lets:
         if name not in plan.guard_lets:
-            lines.append(let_line(name, text, node))
+            statement(f"{local_name(name)} = ", Emitter(text, bound).tree(node))
             bound = bound | {name}
-    lines.append(f"return cel.result({Emitter(plan.expr_text, bound).code(plan.expr)})")
+    statement("return ", _call("cel.result", Emitter(plan.expr_text, bound).tree(plan.expr)))
     return lines
 
 
@@ -226,5 +283,5 @@ def rule_comments(plan: RulePlan) -> list[Code]:
 
 def rule_view(fn: Code, plan: RulePlan) -> dict[str, Any]:
     """What the module template renders for one rule: comments, the function and its RuleMeta."""
-    meta = Code(f"rt.RuleMeta({literal(plan.name)}, {fn}, {literal(plan.message)})")
-    return {"fn": fn, "notes": rule_comments(plan), "body": [Code(line) for line in rule_body(plan)], "meta": meta}
+    meta = _call("rt.RuleMeta", _atom(literal(plan.name)), _atom(fn), _atom(literal(plan.message))).layout(8)
+    return {"fn": fn, "notes": rule_comments(plan), "body": [Code(line) for line in rule_body(plan)], "meta": Code(meta)}

@@ -323,7 +323,7 @@ class Checker:
             try:
                 cel.timestamp(arg.value) if f == "timestamp" else cel.duration(arg.value)
             except cel.Undecidable as exc:
-                self._f("SC704", f"{f}({self.src(arg)}): {exc.why}", arg)
+                self._f("SC702" if "not supported" in exc.why else "SC704", f"{f}({self.src(arg)}): {exc.why}", arg)
         if f == "decimal" and isinstance(arg, A.Lit) and arg.kind == "string":
             try:
                 cel.to_decimal(arg.value)

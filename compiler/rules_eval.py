@@ -51,6 +51,7 @@ class Evaluation:
     text: str
     value: Any = None
     error: str | None = None  # "compile" | "undecidable"
+    error_code: str = ""  # a compile error's diagnostic code (SC701…SC710)
     message: str = ""
     start: int = 0
     end: int = 0
@@ -89,6 +90,7 @@ def compile_expression(text: str, variables: dict[str, Any] | None = None) -> tu
         node = parse_rule_expr(text)
     except RuleError as exc:
         out.error, out.message, out.start, out.end = "compile", exc.message, exc.start, exc.end
+        out.error_code = "SC702" if exc.kind == "unsupported" else "SC701"
         return None, out
     extra = {k: T.DYN for k in (variables or {}) if k not in CONTRACT_NAMES}
     checker = Checker(Env(tools=None, variables=extra, args=T.record({}, label="args")), text)
@@ -98,6 +100,7 @@ def compile_expression(text: str, variables: dict[str, Any] | None = None) -> tu
     if errors:
         f = errors[0]
         out.error, out.message, out.start, out.end = "compile", f.message, f.start, f.end
+        out.error_code = f.code
         return None, out
     out.code = Emitter(text).code(node)
     return _load(out.code), out

@@ -121,7 +121,8 @@ class _RuleChecks:
         if rule.when is not None:
             node, _ = self.expr(f"{where}.when", rule.when, sp.get("when"), env, bound, True)
             if node is not None and fixed_truth(node) is False:
-                self.d("SC706", f"{where}.when is always false: the rule never applies", sp.get("when"))
+                self.d("SC706", f"{where}.when is always false: the rule never applies",
+                       text_span(self.source, sp.get("when"), *node.pos))
         if rule.expr is None:
             self.d("SC707", f"{where} has no expr", rule.span)
             return
@@ -130,7 +131,8 @@ class _RuleChecks:
             fixed = fixed_truth(node)
             if fixed is not None:
                 self.d("SC705", f"{where}.expr is always {'true' if fixed else 'false'}: it does not depend on the call",
-                       sp.get("expr"), help="a rule should read args, evidence or another value of the call")
+                       text_span(self.source, sp.get("expr"), *node.pos),
+                       help="a rule should read args, evidence or another value of the call")
 
 
 def check_rules(contract: ir.Contract, profile: ir.SkillProfile, *, file: str | None = None) -> list[Diagnostic]:

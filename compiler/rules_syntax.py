@@ -130,6 +130,9 @@ class _ToAst(Transformer):
     def bytes_lit(self, meta: Any, c: list[Token]) -> A.Node:
         raise RuleError("bytes literals (b'…') are not supported", *_tok_pos(c[0]), kind="unsupported")
 
+    def message_lit(self, meta: Any, c: list[Any]) -> A.Node:
+        raise RuleError("protocol buffer messages (Type{field: …}) are not supported", *_pos_of(meta), kind="unsupported")
+
     def true_lit(self, meta: Any, c: list[Token]) -> A.Lit:
         return A.Lit(_tok_pos(c[0]), "bool", True)
 

@@ -23,8 +23,9 @@ import regex
 from skillc.runtime.errors import SkillcError
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
-# CEL's ranges: timestamps 0001-01-01..9999-12-31, durations about ±10,000 years.
-MAX_DURATION = timedelta(seconds=315_576_000_000)
+# CEL's ranges: timestamps 0001-01-01..9999-12-31; durations those of a 64-bit count of
+# nanoseconds (about ±292 years), as CEL's implementations hold them.
+MAX_DURATION = timedelta(microseconds=INT64_MAX // 1000)
 MATCH_TIMEOUT = 0.05  # seconds a `matches` may take; past that the rule is undecidable
 SKIPPED = None  # what a rule function returns when its `when` guard does not apply
 
@@ -227,6 +228,8 @@ def eq(a: Any, b: Any) -> bool:
             if (type(a) is float and not math.isfinite(a)) or (type(b) is float and not math.isfinite(b)):
                 return False
             return to_decimal(a) == to_decimal(b)
+        if type(a) is not type(b):
+            return float(a) == float(b)
         return bool(a == b)
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
@@ -261,7 +264,12 @@ def _order(op: str, a: Any, b: Any) -> int:
     if _is_num(a) and _is_num(b):
         if (type(a) is float and math.isnan(a)) or (type(b) is float and math.isnan(b)):
             return 2
-        x, y = (_rank(a), _rank(b)) if isinstance(a, Decimal) or isinstance(b, Decimal) else (a, b)
+        if isinstance(a, Decimal) or isinstance(b, Decimal):
+            x, y = _rank(a), _rank(b)
+        elif type(a) is not type(b):  # an int meets a double as a double, as CEL compares them
+            x, y = float(a), float(b)
+        else:
+            x, y = a, b
         if isinstance(x, Decimal) != isinstance(y, Decimal):  # one side an infinity
             x, y = float(x), float(y)
         return -1 if x < y else (1 if x > y else 0)
@@ -599,7 +607,7 @@ def dyn(v: Any) -> Any:
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})", re.ASCII)
-_DUR_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|m|s|ms|us|µs|ns)", re.ASCII)
+_DUR_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|us|µs|ns|h|m|s)", re.ASCII)
 _DUR_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
 
