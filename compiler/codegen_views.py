@@ -24,6 +24,7 @@ _OPS = {
     "NOT_IN": "rt.op_not_in({a}, {v})",
     "TRUTHY": "rt.op_truthy({a})",
     "EXISTS": "rt.op_exists({a})",
+    "MATCHES": "rt.op_matches({a}, {v})",
 }
 
 

@@ -92,6 +92,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "SC710": ("error", "(rules) a matches() pattern that is not valid RE2 syntax"),
     "SC801": ("error", "(typed evidence) an args evidence field that names nothing the contract extracts"),
     "SC802": ("warning", "(typed evidence) args evidence without EVIDENCE among the sources: no effect"),
+    "SC803": ("error", "(MATCHES) a success pattern that is not a string or not in the supported pattern language"),
     "SC900": ("error", "internal error of the front end on this skill"),
 }
 

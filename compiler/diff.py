@@ -95,7 +95,7 @@ def resolve(spec: str, stack: ExitStack, *, cwd: str | os.PathLike[str] | None =
 # ---------------------------------------------------------------- comparing
 
 
-_STRENGTH = {None: 0, "ANY": 1, "EXISTS": 2, "TRUTHY": 3, "NE": 4, "NOT_IN": 4, "IN": 5, "EQ": 6}
+_STRENGTH = {None: 0, "ANY": 1, "EXISTS": 2, "TRUTHY": 3, "NE": 4, "NOT_IN": 4, "MATCHES": 4, "IN": 5, "EQ": 6}
 
 
 def _rule_text(rule: dict[str, Any] | None) -> str:

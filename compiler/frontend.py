@@ -11,6 +11,7 @@ from typing import TypedDict
 from skillc.compiler import ir
 from skillc.compiler.diagnostics import Diagnostic, make
 from skillc.compiler.evidence_fields import check_evidence_fields
+from skillc.compiler.success_patterns import check_success_patterns
 from skillc.compiler.parse import parse_contract
 from skillc.compiler.studio_border import CODE as BORDER_CODE
 from skillc.compiler.validate import validate
@@ -53,6 +54,8 @@ def check_skill(profile: ir.SkillProfile) -> tuple[ir.Contract | None, list[Diag
                 diags += check_rules(contract, profile, file=file)
             if any(a.evidence for tool in contract.tools.values() for a in tool.args.values()):
                 diags += check_evidence_fields(contract, profile, file=file)
+            if any(t.success is not None and t.success.op == "MATCHES" for t in contract.tools.values()):
+                diags += check_success_patterns(contract, profile, file=file)
         diags += _skill_yaml(profile)
     except Exception as exc:  # noqa: BLE001 - a front-end bug must not take the studio down
         return None, [make("SC900", "error", f"internal error while checking this skill: {type(exc).__name__}: {exc}",

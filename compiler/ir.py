@@ -159,7 +159,7 @@ SideEffect = Literal["NONE", "WRITE"]
 When = Literal["ALWAYS", "UNIQUE"]
 SourceKind = Literal["USER", "EVIDENCE", "NODE_OUTPUT", "SHARED", "SESSION", "PRIOR_TASK", "MODEL", "CONTRACT", "PLATFORM"]
 MissingAction = Literal["ASK_USER", "CALL_TOOL", "FAIL"]
-SuccessOp = Literal["EQ", "NE", "IN", "NOT_IN", "TRUTHY", "EXISTS"]
+SuccessOp = Literal["EQ", "NE", "IN", "NOT_IN", "TRUTHY", "EXISTS", "MATCHES"]  # MATCHES: a skillc extension
 OutputType = Literal["VALUE", "LIST"]
 ShareScope = Literal["TASK", "SESSION"]
 
@@ -169,7 +169,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "when": ("ALWAYS", "UNIQUE"),
     "sources": ("USER", "EVIDENCE", "NODE_OUTPUT", "SHARED", "SESSION", "PRIOR_TASK", "MODEL", "CONTRACT", "PLATFORM"),
     "action": ("ASK_USER", "CALL_TOOL", "FAIL"),
-    "op": ("EQ", "NE", "IN", "NOT_IN", "TRUTHY", "EXISTS"),
+    "op": ("EQ", "NE", "IN", "NOT_IN", "TRUTHY", "EXISTS", "MATCHES"),
     "type": ("VALUE", "LIST"),
     "share": ("TASK", "SESSION"),
 }

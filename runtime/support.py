@@ -49,6 +49,7 @@ from skillc.runtime.skillmeta import (
     make_entities,
     worst,
 )
+from skillc.runtime.textpattern import op_matches
 from skillc.runtime.values import (
     MISSING,
     canonical,
@@ -75,7 +76,7 @@ __all__ = [
     "arg_values", "at_path", "bind_no_inputs", "bind_nothing", "canonical", "check_nothing",
     "count_items", "deep_copy", "default_empty", "enum_key", "extract_default", "fill_template", "items_source",
     "get_path", "has_value", "is_empty_response", "json_value", "judge_nothing", "make_entities",
-    "normalize_text", "op_eq", "op_exists", "op_in", "op_ne", "op_not_in", "op_truthy", "parse_path",
+    "normalize_text", "op_eq", "op_exists", "op_in", "op_matches", "op_ne", "op_not_in", "op_truthy", "parse_path",
     "path_text", "set_all", "set_path", "split_each", "unique_evidence", "unique_path",
     "value_or_none", "worst",
 ]

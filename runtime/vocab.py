@@ -48,7 +48,7 @@ class Action(Word):
 
 
 class Op(Word):
-    """success.op (§6.1)."""
+    """success.op (§6.1), and skillc's MATCHES (a text pattern, runtime/textpattern.py)."""
 
     EQ = "EQ"
     NE = "NE"
@@ -56,6 +56,7 @@ class Op(Word):
     NOT_IN = "NOT_IN"
     TRUTHY = "TRUTHY"
     EXISTS = "EXISTS"
+    MATCHES = "MATCHES"
 
 
 class Mode(Word):
