@@ -5,6 +5,7 @@ README's picture (docs/img/replay-report.png when SKILLC_SCREENSHOTS=docs)."""
 from __future__ import annotations
 
 import contextlib
+import glob
 import io
 import re
 import shlex
@@ -36,16 +37,17 @@ def commands() -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[tuple[int, str, str]]]]:
-    """The README's commands run in a fresh folder holding examples/studio and examples/transcripts."""
+    """The README's commands run in a fresh folder holding the retail example, globs expanded as a
+    shell would."""
     here = tmp_path_factory.mktemp("readme-replay")
-    for part in ("studio", "transcripts"):
-        shutil.copytree(ROOT / "examples" / part, here / "examples" / part)
+    shutil.copytree(ROOT / "examples" / "retail", here / "examples" / "retail")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(here)
         mp.delenv("SKILLC_CONFIG", raising=False)
         results = []
         for argv in commands():
             assert argv[0] == "skillc", argv
+            argv = [m for a in argv for m in (sorted(glob.glob(a)) if "*" in a else [a])]
             out, err = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 status = skillc(argv[1:])
@@ -57,8 +59,11 @@ def test_the_three_commands_run_and_say_what_the_readme_says(ran: tuple[Path, li
     here, results = ran
     assert len(results) == 3 and [s for s, _, _ in results] == [0, 0, 0], results
     human = results[1][1]
-    assert "REFUSED PARAM_PROVENANCE_REJECTED" in human
-    assert "APPROVAL ASKED; user before: \"yes\" (confirmed)" in human and "REPLAYED" in human
+    assert "9 conversation(s)" in human
+    assert "invented-order-id #2 cancel_pending_order: REFUSED PARAM_PROVENANCE_REJECTED" in human
+    assert "return-foreign-gift-card #4 return_delivered_order_items: REFUSED PARAM_PROVENANCE_REJECTED" in human
+    assert "cancel-pending #4 cancel_pending_order: APPROVAL ASKED; user before: \"Yes please.\" (confirmed)" in human
+    assert "exchange-repeated #6 exchange_delivered_order_items: REPLAYED" in human
     assert "report written to replay-report.html" in results[2][2]
     html = (here / "replay-report.html").read_text(encoding="utf-8")
     assert "wrong calls stopped" in html and "<svg" in html
@@ -92,7 +97,8 @@ def test_the_readme_screenshot_is_the_report_in_chromium(ran: tuple[Path, Any], 
         page.goto((here / "replay-report.html").as_uri())
         page.wait_for_load_state("load")
         assert errors == [] and page.locator("svg.chart").is_visible()
-        assert page.locator("details[open]").count() == 4  # the conversations with a stopped call
+        assert page.locator("details").count() == 9  # one per conversation, those with a stopped call open
+        assert page.locator("details[open]").count() == 9
         page.screenshot(path=str(IMG / "replay-report.png"))
     finally:
         ctx.close()

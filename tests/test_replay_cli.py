@@ -49,8 +49,11 @@ def test_the_json_report_follows_its_schema(compiled: str, tmp_path: Path, capsy
     assert [w["verdict"] for w in doc["writes"]] == ["approval_asked", "replayed", "refused", "approval_asked"]
     c102 = next(c for c in doc["conversations"] if c["id"] == "ticket-102")
     assert c102["counterfactual_from"] == 1 and c102["calls"][0]["code"] == "agent_runtime.40025"
-    assert doc["labels"]["wrong_stopped"] == 3 and doc["labels"]["correct_refused"] == 0
-    assert doc["labels"]["table"]["wrong"] == {"refused": 2, "approval_asked": 1, "allowed": 0, "not_judged": 0}
+    labels = doc["labels"]
+    assert (labels["wrong_stopped"], labels["wrong_held"], labels["wrong_after_yes"], labels["correct_refused"]) == (2, 1, 0, 0)
+    assert labels["table"]["wrong"] == {"refused": 2, "replayed": 0, "approval_unconfirmed": 1, "approval_confirmed": 0,
+                                        "allowed": 0, "not_judged": 0}
+    assert labels["table"]["correct"]["approval_confirmed"] == 1 and labels["table"]["correct"]["replayed"] == 1
 
 
 def test_fail_on_sets_the_exit_status(compiled: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,10 +13,10 @@ SERIES: tuple[tuple[Verdict, str, str], ...] = (
     (Verdict.APPROVAL_ASKED, "approval asked", "#e0a526"),
     (Verdict.REFUSED, "refused", "#d0453a"),
 )
-ROW, BAR, LABEL_W, BAR_W, COUNT_W = 26, 16, 200, 640, 60
+ROW, BAR, LABEL_W, BAR_W, COUNT_W = 26, 16, 220, 620, 60
 
 
-def _clip(text: str, n: int = 28) -> str:
+def _clip(text: str, n: int = 32) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 

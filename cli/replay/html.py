@@ -11,6 +11,8 @@ from html import escape
 from typing import Any
 
 from skillc.replay.chart import stacked_bars
+from skillc.replay.confusion import HEADS as CONFUSION_HEADS
+from skillc.replay.confusion import headlines
 from skillc.replay.human import COLUMNS, HEADS, after_text, counterfactual_note
 from skillc.runtime.replay.judge import CallVerdict, ConversationResult
 from skillc.runtime.replay.report import Report, totals
@@ -115,14 +117,15 @@ def _conversation(conv: ConversationResult) -> str:
 
 
 def _confusion(c: dict[str, Any]) -> str:
-    heads = (("refused", "refused"), ("approval_asked", "approval asked"), ("allowed", "allowed"))
-    rows = "".join(f"<tr><td>{label}</td>" + "".join(f'<td class="n">{c["table"][label][k]}</td>' for k, _ in heads)
-                   + "</tr>" for label in ("wrong", "correct"))
+    rows = "".join(f"<tr><td>{label}</td>" + "".join(f'<td class="n">{c["table"][label][k]}</td>' for k, _ in
+                                                      CONFUSION_HEADS) + "</tr>" for label in ("wrong", "correct"))
+    said = "".join(f'<p class="note">{escape(line)}</p>' for line in headlines(c))
     return (f"<h2>Against your labels ({c['labelled']} labelled calls)</h2><div class=\"cards\">"
             f"<div class=\"card ok\"><b>{c['wrong_stopped']} / {c['wrong_calls']}</b><span>wrong calls stopped</span></div>"
-            f"<div class=\"card {'no' if c['correct_refused'] else 'ok'}\"><b>{c['correct_refused']} / {c['correct_calls']}</b><span>correct calls refused</span>"
-            "</div></div><table><tr><th>label</th>" + "".join(f'<th class="n">{h}</th>' for _, h in heads)
-            + f"</tr>{rows}</table>")
+            f"<div class=\"card ask\"><b>{c['wrong_held']}</b><span>wrong calls held for a yes</span></div>"
+            f"<div class=\"card {'no' if c['correct_refused'] else 'ok'}\"><b>{c['correct_refused']} / "
+            f"{c['correct_calls']}</b><span>correct calls refused</span></div></div><table><tr><th>label</th>"
+            + "".join(f'<th class="n">{h}</th>' for _, h in CONFUSION_HEADS) + f"</tr>{rows}</table>{said}")
 
 
 def render(report: Report, confusion: dict[str, Any] | None = None) -> str:
@@ -136,7 +139,8 @@ def render(report: Report, confusion: dict[str, Any] | None = None) -> str:
     by_code = "".join(f'<tr><td class="n">{r["count"]}</td><td>{escape(r["name"])}</td><td><code>{escape(str(r["code"]))}'
                       "</code></td></tr>" for r in t["by_code"])
     who = ", ".join(f"{k}={v}" for k, v in report.platform.items())
-    sub = (f"{t['conversations']} conversation(s) from {', '.join(report.files)} · studio {report.studio}"
+    files = ", ".join(report.files) if len(report.files) <= 2 else f"{len(report.files)} files"
+    sub = (f"{t['conversations']} conversation(s) from {files} · studio {report.studio}"
            + (f" · agent {report.agent}" if report.agent else "") + (f" · platform {who}" if who else ""))
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',

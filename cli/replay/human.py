@@ -62,7 +62,7 @@ def render(report: Report, *, color: bool = False, labels: Any = None) -> str:
 
     t = totals(report)
     lines = [c(BOLD, f"skillc replay: {t['conversations']} conversation(s), {t['calls']} tool call(s)")
-             + f" from {', '.join(report.files)}"]
+             + " from " + (', '.join(report.files) if len(report.files) <= 2 else f"{len(report.files)} files")]
     lines.append(f"  studio {report.studio or '?'}"
                  + (f", agent {report.agent}" if report.agent else ", agent chosen per conversation")
                  + (f", skill {report.skill}" if report.skill else "")

@@ -9,13 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from skillc.runtime import jsontext
+from skillc.runtime.replay.judge import CallVerdict
 from skillc.runtime.replay.report import Report
 from skillc.runtime.vocab import Verdict
 
 LABELS = ("correct", "wrong")
-# The confusion table's columns: stopped outright, stopped until the user confirms, let through.
-COLUMNS = {Verdict.REFUSED: "refused", Verdict.APPROVAL_ASKED: "approval_asked", Verdict.ALLOWED: "allowed",
-           Verdict.REPLAYED: "allowed", Verdict.NOT_JUDGED: "not_judged"}
+# The confusion table's columns, from stopped outright to let through: refused (at the call, or
+# when confirmed), replayed (an idempotent repeat: nothing sent), held for a confirmation the
+# recording does not give, let through after the user's recorded yes, allowed.
+COLUMNS = ("refused", "replayed", "approval_unconfirmed", "approval_confirmed", "allowed", "not_judged")
 
 
 class LabelsError(ValueError):
@@ -56,27 +58,39 @@ def parse(text: str) -> dict[tuple[str, int], str]:
     return out
 
 
+def column(call: CallVerdict) -> str:
+    """Where a call's effective outcome puts it in the confusion table."""
+    if call.verdict == Verdict.APPROVAL_ASKED:
+        after = call.after_confirmation
+        if after is None:
+            return "approval_unconfirmed"
+        return "refused" if after.get("verdict") == Verdict.REFUSED else "approval_confirmed"
+    return {Verdict.REFUSED: "refused", Verdict.REPLAYED: "replayed", Verdict.ALLOWED: "allowed"}.get(
+        call.verdict, "not_judged")
+
+
 def confusion(report: Report, labels: dict[tuple[str, int], str]) -> dict[str, Any]:
-    """The labelled calls by label and verdict, the two numbers that matter (wrong calls
-    stopped, correct calls refused), and the labels that name no call."""
-    verdicts = {(c.conversation, c.index): c.verdict for c in report.calls()}
-    table = {label: {"refused": 0, "approval_asked": 0, "allowed": 0, "not_judged": 0} for label in LABELS}
+    """The labelled calls by label and effective outcome, the two numbers that matter (wrong
+    calls the contracts stopped, correct calls they refused), and the labels that name no call."""
+    calls = {(c.conversation, c.index): c for c in report.calls()}
+    table = {label: dict.fromkeys(COLUMNS, 0) for label in LABELS}
     unmatched = []
     for (conv, index), label in sorted(labels.items()):
-        verdict = verdicts.get((conv, index))
-        if verdict is None:
+        call = calls.get((conv, index))
+        if call is None:
             unmatched.append(f"{conv}:{index}")
             continue
-        table[label][COLUMNS[verdict]] += 1
+        table[label][column(call)] += 1
     wrong, correct = table["wrong"], table["correct"]
     return {
         "labelled": len(labels) - len(unmatched),
         "table": table,
         "wrong_calls": sum(wrong.values()),
-        "wrong_stopped": wrong["refused"] + wrong["approval_asked"],
-        "wrong_refused": wrong["refused"],
+        "wrong_stopped": wrong["refused"] + wrong["replayed"],
+        "wrong_held": wrong["approval_unconfirmed"],
+        "wrong_after_yes": wrong["approval_confirmed"],
         "correct_calls": sum(correct.values()),
         "correct_refused": correct["refused"],
-        "correct_asked": correct["approval_asked"],
+        "correct_held": correct["approval_unconfirmed"],
         "unmatched": unmatched,
     }
