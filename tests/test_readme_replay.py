@@ -61,13 +61,14 @@ def test_the_three_commands_run_and_say_what_the_readme_says(ran: tuple[Path, li
     human = results[1][1]
     assert "9 conversation(s)" in human
     assert "invented-order-id #2 cancel_pending_order: REFUSED PARAM_PROVENANCE_REJECTED" in human
-    assert "return-foreign-gift-card #4 return_delivered_order_items: REFUSED PARAM_PROVENANCE_REJECTED" in human
+    assert "cancel-delivered #4 cancel_pending_order: REFUSED RULE_VIOLATED (skillc.40901): [cancel_only_pending]" in human
+    assert "cancel-other-customer #3 cancel_pending_order: REFUSED RULE_VIOLATED" in human
     assert "cancel-pending #4 cancel_pending_order: APPROVAL ASKED; user before: \"Yes please.\" (confirmed)" in human
-    assert "exchange-repeated #6 exchange_delivered_order_items: REPLAYED" in human
+    assert "exchange-gift-card-short #8 exchange_delivered_order_items: REFUSED RULE_VIOLATED" in human
     assert "report written to replay-report.html" in results[2][2]
     html = (here / "replay-report.html").read_text(encoding="utf-8")
-    assert "wrong calls stopped" in html and "<svg" in html
-    assert "PARAM_PROVENANCE_REJECTED" in section() and "docs/img/replay-report.png" in section()
+    assert "wrong calls stopped" in html and "<svg" in html and "7 / 7" in html
+    assert "PARAM_PROVENANCE_REJECTED" in section() and "RULE_VIOLATED" in section() and "docs/img/replay-report.png" in section()
 
 
 @pytest.fixture(scope="module")

@@ -76,7 +76,7 @@ def test_an_idempotent_repeat_of_a_confirmed_write_is_replayed(compiled_example:
 
 
 def test_the_parameter_contract_refuses_a_value_outside_its_enum(compiled_example: Any) -> None:
-    # stands in for a rule refusal until rules are a chain step: a contract check, not the schema
+    # a parameter-contract check (not the schema); rule refusals: test_replay_rules.py
     r = judged(compiled_example, [user("list my paid orders"),
                                   call("a", "inv_order_list", {"status": "PAID"}), answer("a", {"code": 0})])
     (only,) = r.calls
