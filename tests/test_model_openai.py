@@ -75,7 +75,7 @@ def test_step_returns_tool_calls_with_raw_arguments() -> None:
 def test_step_with_text_only() -> None:
     with FakeOpenAIServer([{"text": "Which space?"}]) as srv:
         response = ask(make(srv), step())
-    assert response == ModelResponse(text="Which space?", tool_calls=[], choice=None)
+    assert (response.text, response.tool_calls, response.choice) == ("Which space?", [], None)
 
 
 def test_step_request_shape() -> None:
@@ -286,3 +286,26 @@ def test_model_stub_runs_as_a_command(tmp_path: Path) -> None:
         assert proc.wait(timeout=10) == 0
     logged = [json.loads(row) for row in log.read_text().splitlines()]
     assert [row["headers"].get("x-skillc-purpose") for row in logged] == ["route", None]
+
+
+RECORDED = Path(__file__).parent / "fixtures" / "openai" / "chat_completion_tool_call.json"
+
+
+def test_a_recorded_response_keeps_its_usage_model_and_id() -> None:
+    """What telemetry reports of a model call (token usage, the model that answered, the
+    response id, the server) comes from the response, not from what was asked."""
+    recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
+    with FakeOpenAIServer([{"json": recorded}]) as srv:
+        model = make(srv)
+        response = ask(model, step())
+    assert response.tool_calls == [ToolCall("call_DdmO9pD3xa9XTPNJ32zg2hcA", "cms_space_list", "{}")]
+    assert response.usage is not None
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (1117, 46)
+    assert (response.response_model, response.response_id) == ("gpt-4o-2024-08-06", recorded["id"])
+    assert (model.server_address, model.server_port) == ("127.0.0.1", int(srv.url.rsplit(":", 1)[1].split("/")[0]))
+
+
+def test_a_response_without_usage_has_none() -> None:
+    with FakeOpenAIServer([{"json": {"choices": [{"message": {"content": "hi"}}]}}]) as srv:
+        response = ask(make(srv), step())
+    assert (response.text, response.usage, response.response_model, response.response_id) == ("hi", None, None, None)

@@ -46,13 +46,26 @@ class ModelRequest:
     answer_schema: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class Usage:
+    """Tokens a model call consumed, as the server reported them."""
+
+    input_tokens: int
+    output_tokens: int
+
+
 @dataclass
 class ModelResponse:
-    """The model's answer: free text, tool calls (step), or a structured choice (route/intent/plan)."""
+    """The model's answer: free text, tool calls (step), or a structured choice (route/intent/plan).
+    `usage`, `response_model` and `response_id` are what the server said about the call (None when
+    it said nothing; telemetry reports them)."""
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     choice: Any = None
+    usage: Usage | None = None
+    response_model: str | None = None
+    response_id: str | None = None
 
 
 class ModelError(SkillcError):

@@ -11,12 +11,13 @@ import asyncio
 import email.utils
 import json
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
 
-from skillc.runtime.model.base import ModelError, ModelRequest, ModelResponse, ToolCall, ToolSpec
+from skillc.runtime.model.base import ModelError, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage
 
 ANSWER_FUNCTION = "answer"
 PURPOSE_HEADER = "X-Skillc-Purpose"
@@ -35,6 +36,8 @@ Sleep = Callable[[float], Awaitable[None]]
 
 class OpenAIChatModel:
     """A `Model` over any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp, …)."""
+
+    provider = "openai"  # the protocol spoken; what telemetry reports as gen_ai.provider.name
 
     def __init__(
         self,
@@ -56,6 +59,9 @@ class OpenAIChatModel:
         self.endpoint = (self.base_url if self.base_url.endswith("/chat/completions")
                          else self.base_url + "/chat/completions")
         self.model = model
+        url = urllib.parse.urlsplit(self.endpoint)
+        self.server_address: str | None = url.hostname
+        self.server_port: int | None = url.port or {"http": 80, "https": 443}.get(url.scheme)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.retry_backoff = float(retry_backoff)
@@ -196,9 +202,25 @@ def parse_response(payload: Mapping[str, Any], purpose: str) -> ModelResponse:
         raise ModelError("the model server's reply has no choices[0].message object")
     text = _content_text(message.get("content"))
     calls = _tool_calls(message.get("tool_calls"))
+    about = {"usage": _usage(payload.get("usage")), "response_model": _text_or_none(payload.get("model")),
+             "response_id": _text_or_none(payload.get("id"))}
     if purpose not in ANSWER_PURPOSES:
-        return ModelResponse(text=text, tool_calls=calls)
-    return ModelResponse(text=text, choice=_answer_choice(purpose, calls, text))
+        return ModelResponse(text=text, tool_calls=calls, **about)
+    return ModelResponse(text=text, choice=_answer_choice(purpose, calls, text), **about)
+
+
+def _usage(raw: Any) -> Usage | None:
+    """`usage.prompt_tokens` / `completion_tokens` as the server counted them (None when absent)."""
+    if not isinstance(raw, Mapping):
+        return None
+    prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (prompt, completion)):
+        return None
+    return Usage(input_tokens=prompt, output_tokens=completion)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
