@@ -20,7 +20,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 
 from skillc.runtime import telemetry
 from skillc.runtime.mcp.gateway import McpGateway
@@ -60,7 +60,7 @@ def _named(spans: list[ReadableSpan], name: str) -> list[ReadableSpan]:
 def test_span_tree(run: dict[str, Any]) -> None:
     spans = run["spans"]
     roots = [s for s in spans if s.parent is None]
-    assert [r.name for r in roots] == ["skillc.turn", "skillc.turn"]  # one tree per turn
+    assert [r.name for r in roots] == ["invoke_workflow skillc.turn"] * 2  # one tree per turn
     assert all(r.attributes["gen_ai.conversation.id"] == "s1" for r in roots)
     for span in spans:  # every parent was exported, in the same trace as its child
         parent = _parent(span, spans)
@@ -69,7 +69,8 @@ def test_span_tree(run: dict[str, Any]) -> None:
     assert plan.attributes["gen_ai.operation.name"] == "plan"
     assert plan.attributes["skillc.plan.via"] == "shortcut"
     workflows = _named(spans, "invoke_workflow editor")
-    assert len(workflows) == 2 and {_parent(w, spans).name for w in workflows} == {"skillc.turn"}
+    assert len(workflows) == 2 and {_parent(w, spans).name for w in workflows} == {"invoke_workflow skillc.turn"}
+    assert {w.attributes["gen_ai.workflow.name"] for w in workflows} == {"editor"}
     agents = _named(spans, "invoke_agent editor")
     assert len(agents) == 2
     for agent in agents:
@@ -149,8 +150,9 @@ def test_metrics(run: dict[str, Any]) -> None:
                  'skillc_tool_call_duration_seconds_count{tool="cms_space_list"} 1'):
         assert line in text.splitlines(), line
     names = {m.name for rm in run["otel_metrics"].resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
-    assert {"skillc_tool_calls_total", "skillc_refusals_total", "skillc_writes_settled_total",
-            "skillc_turn_duration_seconds", "skillc_tool_call_duration_seconds"} <= names
+    # OpenTelemetry names: no unit, no _total (a Prometheus exporter adds them back)
+    assert {"skillc.tool.calls", "skillc.refusals", "skillc.writes.settled", "skillc.turn.duration",
+            "skillc.tool.call.duration", "gen_ai.client.operation.duration"} <= names
 
 
 def test_traceparent_in_mcp_meta() -> None:
@@ -175,10 +177,12 @@ def test_traceparent_in_mcp_meta() -> None:
     finally:
         telemetry.disable()
         telemetry.REGISTRY.reset()
-    span = exporter.get_finished_spans()[-1]
-    assert span.name == "execute_tool echo_meta" and span.attributes["mcp.method.name"] == "tools/call"
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    tool, client = spans["execute_tool echo_meta"], spans["tools/call echo_meta"]
+    assert tool.kind is SpanKind.INTERNAL and client.kind is SpanKind.CLIENT
+    assert client.parent.span_id == tool.context.span_id and client.attributes["mcp.method.name"] == "tools/call"
     traceparent = outcome.response["meta"]["traceparent"]
-    ctx = span.context
+    ctx = client.context
     assert traceparent.startswith(f"00-{ctx.trace_id:032x}-")  # the server continues this trace
     if not isinstance(ot.get_tracer_provider(), TracerProvider):
         # no global provider: the SDK's own client span records nothing, the request carries ours

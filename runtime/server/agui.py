@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from skillc.runtime import telemetry
 from skillc.runtime.idtext import ascii_int
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
@@ -43,8 +44,10 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         known = ctx.runs.get(data.run_id)
         if known is not None:
             return _replay(request, ctx, known, identity.owner, data.thread_id)
-        run_log = await ctx.start_run(identity, data.thread_id, data.run_id, last_user_message(data.messages),
-                                      list(data.resume or []), agent=picked_agent(data.forwarded_props))
+        # the run's task copies the context it is created in: a caller's traceparent is its parent
+        with telemetry.caller_context(request.headers):
+            run_log = await ctx.start_run(identity, data.thread_id, data.run_id, last_user_message(data.messages),
+                                          list(data.resume or []), agent=picked_agent(data.forwarded_props))
         return stream(run_log, 0)
 
     async def again(request: Request) -> Response:

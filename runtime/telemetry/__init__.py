@@ -17,15 +17,16 @@ loaded: the trace writer's only cost is an empty observer list.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from skillc.runtime.telemetry.metrics import REGISTRY, render_prometheus
 
-__all__ = ["REGISTRY", "active", "configure", "disable", "enable", "enable_from_env", "for_service", "read_table",
-           "render_prometheus", "wanted_by_env"]
+__all__ = ["REGISTRY", "active", "caller_context", "configure", "disable", "enable", "enable_from_env", "for_service",
+           "read_table", "render_prometheus", "wanted_by_env"]
 
 log = logging.getLogger(__name__)
 _ACTIVE: Any = None
@@ -90,6 +91,28 @@ def active() -> Any:
     return _ACTIVE
 
 
+@contextlib.contextmanager
+def caller_context(headers: Mapping[str, str]) -> Iterator[None]:
+    """While a run is started for an HTTP request: the caller's W3C trace context (`traceparent`,
+    `tracestate`) is the current one, so the run's task (which copies the context it is created
+    in) opens its turn inside the caller's trace. Nothing happens when spans are off, when the
+    request carries no `traceparent`, or when a span is already current (an ASGI instrumentation
+    of the application's own, whose server span already continues the caller's trace)."""
+    if _ACTIVE is None or _ACTIVE.spans is None or not headers.get("traceparent"):
+        yield
+        return
+    from skillc.runtime.telemetry.otel_calls import attach_caller
+
+    token = attach_caller(headers)
+    try:
+        yield
+    finally:
+        if token is not None:
+            from opentelemetry import context as otel_context
+
+            otel_context.detach(token)
+
+
 def enable_from_env() -> Any:
     """`enable` as the environment asks: `SKILLC_TELEMETRY=metrics` keeps metrics only; with
     OTEL_* variables and no SDK provider set yet, one is set up from them (console exporter for
@@ -127,7 +150,11 @@ def read_table(config_path: str | os.PathLike[str] | None) -> dict[str, Any]:
 
 def for_service(config_path: str | os.PathLike[str] | None = None) -> Any:
     """What `skillc serve` switches on: spans and metrics when `[telemetry] enabled = true` or
-    the environment asks; otherwise metrics only (for `GET /metrics`), unless `metrics = false`."""
+    the environment asks; otherwise metrics only (for `GET /metrics`), unless `metrics = false`.
+    Telemetry the application already switched on (`enable(...)` before `create_app`) is kept
+    as it is: the application's own providers win over the config and the environment."""
+    if _ACTIVE is not None:
+        return _ACTIVE
     table = read_table(config_path)
     if table.get("enabled", False):
         return configure(table)

@@ -130,14 +130,20 @@ class ObservedModel:
             return await self._inner.complete(request)
         env = trace_mod.current_env()
         handle = telemetry.spans.model_started(env, self._inner, request) if telemetry.spans is not None else None
+        mirror = telemetry.registry.mirror
+        started = time.perf_counter()
         try:
             response = await self._inner.complete(request)
         except BaseException as exc:
             if handle is not None:
                 handle.failed(exc)
+            if mirror is not None:
+                mirror.model_call(self._inner, request, time.perf_counter() - started, None, type(exc).__qualname__)
             raise
         finally:
             telemetry.model_done(env)
         if handle is not None:
             handle.done(response)
+        if mirror is not None:
+            mirror.model_call(self._inner, request, time.perf_counter() - started, response, None)
         return response

@@ -1,14 +1,15 @@
 """OpenTelemetry spans from the trace, following the GenAI semantic conventions.
 
-One tree per turn:
+One tree per turn (inside the caller's trace when the turn's context carries one):
 
-    skillc.turn                              gen_ai.conversation.id, skillc.turn
+    invoke_workflow skillc.turn              the turn: gen_ai.workflow.name=skillc.turn, gen_ai.conversation.id
     ├── plan                                 gen_ai.operation.name=plan (route, intent, plan)
-    │   └── chat {model}                     gen_ai.operation.name=chat, skillc.purpose
-    └── invoke_workflow {agent}              one task's part in this turn (skillc.task.*)
+    │   └── chat {model}                     gen_ai.operation.name=chat, skillc.purpose (CLIENT)
+    └── invoke_workflow {agent}              one task's part in this turn: gen_ai.workflow.name={agent}
         └── invoke_agent {agent}             one node (gen_ai.agent.*, skillc.node.*, skillc.skill)
-            ├── chat {model}                 a model step
-            ├── execute_tool {tool}          gen_ai.tool.*, error.type, mcp.method.name, skillc.*
+            ├── chat {model}                 a model step (CLIENT)
+            ├── execute_tool {tool}          gen_ai.tool.*, error.type, skillc.* (INTERNAL)
+            │   └── tools/call {tool}        the MCP request (CLIENT; see otel_calls.py)
             └── invoke_agent {agent}         a delegate node, under the node that delegated
 
 Attributes hold names, ids, codes, booleans and digests only: no argument value, tool response,
@@ -23,14 +24,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from opentelemetry import context as otel_context
 from opentelemetry import trace as ot
 from opentelemetry.trace import SpanKind, Status, StatusCode
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from skillc.runtime.telemetry.metrics import tool_outcome
+from skillc.runtime.telemetry.otel_calls import ChatSpan, ToolSpan, client_span, model_attributes
 
-_PROPAGATOR = TraceContextTextMapPropagator()
+TURN_WORKFLOW = "skillc.turn"  # gen_ai.workflow.name of a turn's span
 _PLANNING = ("route", "intent", "plan")
 SCOPE = "skillc"
 
@@ -58,76 +58,12 @@ class _Turn:
     approvals: dict[str, tuple[str, str]] = field(default_factory=dict)  # node -> (approval id, decision)
 
 
-class _ToolSpan:
-    """The gateway's view of an execute_tool span: `_meta` carrying its traceparent."""
-
-    def __init__(self, spans: Spans, state: _Turn | None, span: Any, tool: str) -> None:
-        self.spans, self.state, self.span, self.tool = spans, state, span, tool
-        self.meta: dict[str, Any] = {}
-        self._context = ot.set_span_in_context(span)
-        self._token: Any = None
-        _PROPAGATOR.inject(self.meta, context=self._context)
-
-    def attach(self) -> None:
-        """Make the span current while the request goes out: the MCP SDK's own client span (when
-        the application set a global tracer provider) becomes its child, and the `traceparent`
-        the SDK writes into `_meta` stays in this trace."""
-        self._token = otel_context.attach(self._context)
-
-    def detach(self) -> None:
-        """Restore the caller's context."""
-        if self._token is not None:
-            otel_context.detach(self._token)
-            self._token = None
-
-    def done(self, outcome: Any) -> None:
-        """The MCP outcome: its server and its failure name; the span stays open for tool.call."""
-        if outcome.server:
-            self.span.set_attribute("skillc.mcp.server", outcome.server)
-        if outcome.error:
-            self.span.set_attribute("skillc.mcp.error", outcome.error)
-        if self.state is None:  # no turn to close it later
-            self.span.end()
-
-    def failed(self, exc: BaseException) -> None:
-        """The call raised (a bug or a cancellation): the span ends with the exception's type."""
-        self.span.set_attribute("error.type", type(exc).__qualname__)
-        self.span.set_status(Status(StatusCode.ERROR))
-        self.span.end()
-        if self.state is not None and self.state.tool is self.span:
-            self.state.tool = None
-
-
-class _ChatSpan:
-    """A model call's span; its end is where the next execute_tool span starts."""
-
-    def __init__(self, span: Any, state: _Turn) -> None:
-        self.span, self.state = span, state
-
-    def done(self, response: Any) -> None:
-        calls = getattr(response, "tool_calls", None) or []
-        self.span.set_attribute("gen_ai.response.finish_reasons", ["tool_calls" if calls else "stop"])
-        usage = getattr(response, "usage", None)
-        for key in ("input_tokens", "output_tokens"):
-            value = getattr(usage, key, None) if usage is not None else None
-            if isinstance(value, int):
-                self.span.set_attribute(f"gen_ai.usage.{key}", value)
-        end = time.time_ns()
-        self.span.end(end_time=end)
-        self.state.boundary = end
-
-    def failed(self, exc: BaseException) -> None:
-        self.span.set_attribute("error.type", type(exc).__qualname__)
-        self.span.set_status(Status(StatusCode.ERROR))
-        self.span.end()
-
-
 class Spans:
     """Builds spans from trace events (per session) with a tracer."""
 
     def __init__(self, tracer_provider: Any = None) -> None:
-        provider = tracer_provider or ot.get_tracer_provider()
-        self.tracer = provider.get_tracer(SCOPE)
+        self.provider = tracer_provider or ot.get_tracer_provider()
+        self.tracer = self.provider.get_tracer(SCOPE)
         self._turns: dict[str, _Turn] = {}
 
     # ------------------------------------------------------------ helpers
@@ -149,8 +85,8 @@ class Spans:
         st.task_id, st.agent = task_id, agent or st.agent or known or None
         attrs = {"gen_ai.operation.name": "invoke_workflow", "gen_ai.conversation.id": session,
                  "skillc.task.id": task_id}
-        if st.agent:
-            attrs["gen_ai.agent.name"] = st.agent
+        if st.agent:  # the agent's task is the workflow: it plans and runs the agent's skills
+            attrs["gen_ai.workflow.name"] = st.agent
         # the turn's work is this task's from the turn's start (reload, routing)
         st.task = self._start(f"invoke_workflow {st.agent}" if st.agent else "invoke_workflow", st.turn, attrs,
                               start=st.started)
@@ -203,7 +139,10 @@ class Spans:
         if kind == "turn.started":
             if st is not None:
                 self._end_turn(st)
-            span = self.tracer.start_span("skillc.turn", attributes={
+            # no explicit parent: the current context's span is the parent (a caller's trace
+            # continued from its traceparent, or an application's own span), else a new trace
+            span = self.tracer.start_span(f"invoke_workflow {TURN_WORKFLOW}", kind=SpanKind.INTERNAL, attributes={
+                "gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": TURN_WORKFLOW,
                 "gen_ai.conversation.id": session, "skillc.turn": int(event.get("turn") or 0),
                 "skillc.turn.input": "message" if "message" in event else "answer"})
             self._turns[session] = _Turn(span, now, env=env, boundary=now)
@@ -223,7 +162,7 @@ class Spans:
         st.agent = str(event.get("agent"))
         task = self._task(st, event["session"], event.get("task"), st.agent)
         task.update_name(f"invoke_workflow {st.agent}")
-        task.set_attribute("gen_ai.agent.name", st.agent)
+        task.set_attribute("gen_ai.workflow.name", st.agent)
         task.set_attribute("skillc.route.via", str(event.get("via")))
         self._plan(st, event)
 
@@ -356,14 +295,12 @@ class Spans:
 
     # ------------------------------------------------------------ model and tool calls
 
-    def model_started(self, env: Any, model: Any, request: Any) -> _ChatSpan | None:
+    def model_started(self, env: Any, model: Any, request: Any) -> ChatSpan | None:
         """A `chat {model}` span under the planning span or the running node."""
         st = self._turns.get(env.session.id) if env is not None else None
         if st is None:
             return None
         purpose = str(getattr(request, "purpose", ""))
-        name = str(getattr(model, "model", None) or type(model).__name__)
-        provider = getattr(model, "provider", None) or ("openai" if hasattr(model, "base_url") else "skillc")
         task = getattr(env, "task", None)
         fake = {"session": env.session.id, "task": getattr(task, "id", None)}
         if purpose in _PLANNING:
@@ -371,31 +308,32 @@ class Spans:
         else:
             node = next((n for n in reversed(st.nodes)), None)
             parent = st.nodes[node] if node else self._task(st, env.session.id, fake["task"])
-        span = self._start(f"chat {name}", parent, {
-            "gen_ai.operation.name": "chat", "gen_ai.request.model": name,
-            "gen_ai.provider.name": str(provider),
-            "gen_ai.conversation.id": env.session.id, "skillc.purpose": purpose}, kind=SpanKind.CLIENT)
-        return _ChatSpan(span, st)
+        attrs = model_attributes(model, request)
+        attrs.update({"gen_ai.conversation.id": env.session.id, "skillc.purpose": purpose})
+        span = self._start(f"chat {attrs['gen_ai.request.model']}", parent, attrs, kind=SpanKind.CLIENT)
+        return ChatSpan(span, st)
 
-    def tool_started(self, env: Any, tool: str, server: str | None) -> _ToolSpan:
-        """The execute_tool span of an MCP call, open from the end of the model step until its
-        tool.call event; its context is what the request's `_meta` carries."""
+    def tool_started(self, env: Any, tool: str, server: str | None) -> ToolSpan:
+        """The execute_tool span of an MCP call (INTERNAL), open from the end of the model step
+        until its tool.call event, and the CLIENT span of its request, whose context the
+        request's `_meta` carries."""
         st = self._turns.get(env.session.id) if env is not None else None
         attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool, "gen_ai.tool.type": "extension",
                  "mcp.method.name": "tools/call"}
         if server:
             attrs["skillc.mcp.server"] = server
         if st is None:
-            return _ToolSpan(self, None, self._start(f"execute_tool {tool}", None, attrs, kind=SpanKind.CLIENT), tool)
+            span = self._start(f"execute_tool {tool}", None, attrs)
+            return ToolSpan(None, span, client_span(self.tracer, self.provider, span, tool, server), tool)
         self._close_tool(st)
         if st.tool is not None:
             st.tool.end()
         node = next((n for n in reversed(st.nodes)), None)
         parent = st.nodes[node] if node else self._task(st, env.session.id, getattr(env.task, "id", None))
         attrs["gen_ai.conversation.id"] = env.session.id
-        span = self._start(f"execute_tool {tool}", parent, attrs, start=st.boundary, kind=SpanKind.CLIENT)
+        span = self._start(f"execute_tool {tool}", parent, attrs, start=st.boundary)
         st.tool, st.tool_name = span, tool
-        return _ToolSpan(self, st, span, tool)
+        return ToolSpan(st, span, client_span(self.tracer, self.provider, span, tool, server), tool)
 
 
 def _tool_attrs(event: dict[str, Any], tool: str, builtin: bool) -> dict[str, Any]:

@@ -164,11 +164,13 @@ class Client:
         return json.dumps(body).encode()
 
     def run(self, thread: str, run_id: str, text: str | None = None, *, msg_id: str | None = None,
-            resume: list[dict[str, Any]] | None = None, validate: bool = True) -> Stream:
-        """POST /agui and read the whole stream; a 200 stream must pass ag-ui-validate."""
+            resume: list[dict[str, Any]] | None = None, validate: bool = True,
+            headers: dict[str, str] | None = None) -> Stream:
+        """POST /agui and read the whole stream; a 200 stream must pass ag-ui-validate. `headers`
+        are added to the signed ones (e.g. a caller's `traceparent`)."""
         raw = self.run_body(thread, run_id, text, msg_id, resume)
         headers = {**self.signed("POST", "/agui", raw), "Accept": "text/event-stream",
-                   "Content-Type": "application/json"}
+                   "Content-Type": "application/json", **(headers or {})}
         with self.http.stream("POST", "/agui", content=raw, headers=headers) as resp:
             stream = Stream(resp.status_code)
             if resp.status_code != 200:
