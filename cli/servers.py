@@ -27,6 +27,7 @@ class ListedTool:
     server: str
     read_only: bool | None = None
     destructive: bool | None = None
+    input_schema: Any = None
 
 
 @dataclass
@@ -36,6 +37,7 @@ class ServerListing:
     name: str
     tools: list[ListedTool] = field(default_factory=list)
     error: str | None = None
+    where: str = ""  # the server's URL, or its command line
 
 
 def _target(spec: Any) -> Any:
@@ -55,8 +57,17 @@ def _target(spec: Any) -> Any:
     return stdio_client(params, errlog=errlog)
 
 
+def _where(spec: Any) -> str:
+    """The server as the config names it: its URL, or its command line."""
+    if spec.url is not None:
+        return str(spec.url)
+    return " ".join([str(spec.command), *map(str, spec.args)])
+
+
 async def _list_one(name: str, spec: Any, timeout: float) -> ServerListing:
     from mcp import Client
+
+    from skillc.runtime.mcp.gateway import describe_failure
 
     tools: list[ListedTool] = []
     try:
@@ -68,16 +79,16 @@ async def _list_one(name: str, spec: Any, timeout: float) -> ServerListing:
                     for t in page.tools:
                         hints = t.annotations
                         tools.append(ListedTool(t.name, name, getattr(hints, "read_only_hint", None),
-                                                getattr(hints, "destructive_hint", None)))
+                                                getattr(hints, "destructive_hint", None), dict(t.input_schema or {})))
                     cursor = page.next_cursor
                     if not cursor:
                         break
     except TimeoutError:
-        return ServerListing(name, error=f"no answer within {timeout:g} s")
+        return ServerListing(name, error=f"no answer within {timeout:g} s", where=_where(spec))
     except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - any failure is this server's finding
-        inner = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else exc
-        return ServerListing(name, error=f"{type(inner).__name__}: {inner}".strip())
-    return ServerListing(name, tools=tools)
+        # the innermost failure (a task group wraps it, sometimes twice), not the group
+        return ServerListing(name, error=describe_failure(exc), where=_where(spec))
+    return ServerListing(name, tools=tools, where=_where(spec))
 
 
 async def list_servers(servers: Mapping[str, Any], *, timeout: float = 10.0, tmp: str | None = None) -> list[ServerListing]:
@@ -87,7 +98,24 @@ async def list_servers(servers: Mapping[str, Any], *, timeout: float = 10.0, tmp
 
     folder = tmp or tempfile.mkdtemp(prefix="skillc-check-")
     specs = {name: spec.with_tmp(folder) for name, spec in servers.items()}
-    return list(await asyncio.gather(*(_list_one(n, s, timeout) for n, s in sorted(specs.items()))))
+    # in the configured order: the gateway names a clash by the server listed later
+    return list(await asyncio.gather(*(_list_one(n, s, timeout) for n, s in specs.items())))
+
+
+def _server_table(config_path: Any, server: str) -> dict[str, Any]:
+    """file/text/span of a server's `[mcp.servers.<name>]` table in the config (None if unknown)."""
+    from skillc.compiler import ir
+
+    if config_path is None or not Path(config_path).is_file():
+        return {"file": None, "text": None, "span": None}
+    text = Path(config_path).read_text(encoding="utf-8")
+    heads = (f"[mcp.servers.{server}]", f'[mcp.servers."{server}"]')
+    lines = text.split("\n")
+    row = next((i for i, line in enumerate(lines) if line.strip() in heads), None)
+    if row is None:
+        return {"file": str(config_path), "text": None, "span": None}
+    span = ir.Span(line=row + 1, column=1, end_line=row + 1, end_column=len(lines[row]) + 1)
+    return {"file": str(config_path), "text": text, "span": span}
 
 
 def _tools_entry(profile: Any, index: int) -> dict[str, Any]:
@@ -99,15 +127,26 @@ def _tools_entry(profile: Any, index: int) -> dict[str, Any]:
     return {"text": found[0], "span": found[1]} if found else {"text": None, "span": None}
 
 
-def compare(result: Any, listings: list[ServerListing]) -> list[Any]:
-    """Diagnostics (SC601–SC604) of a front-end result (`FrontendResult`) against the listings."""
+def compare(result: Any, listings: list[ServerListing], config_path: Any = None) -> list[Any]:
+    """Diagnostics (SC601–SC607) of a front-end result (`FrontendResult`) against the listings
+    (in the configured order); SC604/SC605 point at the server's table of `config_path`."""
     from skillc.compiler.authoring import did_you_mean
     from skillc.compiler.diagnostics import make
+    from skillc.runtime.mcp.gateway import catalog_clashes
+    from skillc.server_schemas import schema_findings
 
-    served: dict[str, ListedTool] = {t.name: t for listing in listings for t in listing.tools}
+    served: dict[str, ListedTool] = {}
+    for t in (t for listing in listings for t in listing.tools):
+        served.setdefault(t.name, t)  # the first server's, as the gateway's catalog keeps it
     down = [listing for listing in listings if listing.error is not None]
-    out = [make("SC604", "warning", f"MCP server {listing.name} could not be listed: {listing.error}",
-                text=None, span=None, skill=None, file=None) for listing in down]
+    out = [make("SC604", "warning", f"MCP server {listing.name} ({listing.where}) could not be listed: {listing.error}",
+                skill=None, **_server_table(config_path, listing.name)) for listing in down]
+    clashes = catalog_clashes((listing.name, [t.name for t in listing.tools]) for listing in listings)
+    for clash in clashes:
+        later = clash.rsplit(" and ", 1)[1].strip("'\"")
+        out.append(make("SC605", "error", f"MCP servers cannot form one catalog: {clash}", skill=None,
+                        **_server_table(config_path, later)))
+    out += schema_findings(result, served)
     for profile in result.studio.skills:
         if profile.status != "ACTIVE":
             continue
@@ -142,7 +181,7 @@ def describe(listings: list[ServerListing]) -> list[str]:
     lines = []
     for listing in listings:
         if listing.error is not None:
-            lines.append(f"server {listing.name}: not listed: {listing.error}")
+            lines.append(f"server {listing.name}: not listed ({listing.where}): {listing.error}")
         else:
             names = ", ".join(sorted(t.name for t in listing.tools)) or "(no tools)"
             lines.append(f"server {listing.name}: {len(listing.tools)} tools: {names}")
@@ -186,6 +225,6 @@ def check_servers(command: str, config: Any, result: Any, stream: Any = None) ->
         print(f"skillc {command}: --servers: {where} configures no [mcp.servers.<name>]", file=sys.stderr)
         return None
     listings = asyncio.run(list_servers(servers, timeout=config.mcp.connect_timeout))
-    for line in describe(listings):
+    for line in describe(sorted(listings, key=lambda listing: listing.name)):
         print(line, file=stream or sys.stdout)
-    return compare(result, listings)
+    return compare(result, listings, config.path)

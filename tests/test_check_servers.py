@@ -103,10 +103,114 @@ def test_a_server_that_does_not_start(tmp_path: Path, capsys: pytest.CaptureFixt
     config = project(tmp_path, f'[mcp.servers.gone]\ncommand = {json.dumps(sys.executable)}\nargs = ["-c", "raise SystemExit(3)"]\n')
     status, doc, err = run_json(config, capsys)
     assert [d["code"] for d in doc["diagnostics"] if d["code"].startswith("SC6")] == ["SC604"]
-    assert "server gone: not listed:" in err and status == 0
+    assert "server gone: not listed (" in err and status == 0
 
 
 def test_no_servers_configured_is_a_bad_invocation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = project(tmp_path, "")
     assert skillc(["check", "--servers", "--config", str(config)]) == 2
     assert "configures no [mcp.servers.<name>]" in capsys.readouterr().err
+
+
+def _things_studio(tmp_path: Path, contract: dict, servers: str) -> Path:
+    """A one-skill studio over the annotated server's tools and a config with `servers`."""
+    root = tmp_path / "studio"
+    (root / "agents").mkdir(parents=True)
+    (root / "agents" / "things.yaml").write_text("agent_name: Things\nstatus: ACTIVE\nskills: [thing.keep]\n")
+    skill = root / "skills" / "thing.keep"
+    skill.mkdir(parents=True)
+    (skill / "skill.yaml").write_text("skill_name: Keep things\nsemantic_desc: Things.\nstatus: ACTIVE\n"
+                                      f"tools: [{', '.join(contract['tools'])}]\n")
+    (skill / "manual.md").write_text("Keep things.\n")
+    (skill / "contract.jsonc").write_text(json.dumps(contract, indent=2))
+    config = tmp_path / "skillc.toml"
+    config.write_text(f'[studio]\nsource = "studio"\n{SLOW_START}{servers}', encoding="utf-8")
+    return config
+
+
+def _annotated(name: str) -> str:
+    return f'[mcp.servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ANNOTATED))}]\n'
+
+
+def test_two_servers_with_one_tool_name_is_the_error_serve_refuses(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+
+    from skillc.runtime.config import load_config
+    from skillc.runtime.mcp.gateway import GatewayConfigError, McpGateway
+
+    config = _things_studio(tmp_path, {"tools": {"thing_list": {}}}, _annotated("left") + _annotated("right"))
+    status, doc, _ = run_json(config, capsys)
+    clashes = [d for d in doc["diagnostics"] if d["code"] == "SC605"]
+    assert status == 1 and [d["severity"] for d in clashes] == ["error"] * 3  # thing_get, thing_list, thing_put
+    servers = load_config(config).mcp.servers
+
+    async def start() -> str:
+        gateway = McpGateway({n: s.with_tmp(str(tmp_path)) for n, s in servers.items()}, connect_timeout=90)
+        with pytest.raises(GatewayConfigError) as refused:
+            await gateway.start()
+        return str(refused.value)
+
+    refused = asyncio.run(start())  # what `serve` says when it refuses to start
+    assert [d["message"] for d in clashes] == [f"MCP servers cannot form one catalog: {part}"
+                                              for part in refused.split("; ")]
+    assert "tool 'thing_list' is served by both 'left' and 'right'" in refused
+    assert {(d["file"], d["line"]) for d in clashes} == {(str(config), config.read_text().splitlines().index(
+        "[mcp.servers.right]") + 1)}
+
+
+def test_contract_arguments_the_tool_schema_does_not_have(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    contract = {"tools": {
+        "thing_put": {"sideEffect": "WRITE", "args": {"thing_id": {"const": 7}},
+                      "success": {"path": "code", "op": "EQ", "value": 200}},
+        "thing_get": {"args": {"id": {"required": False}}, "success": {"path": "code", "op": "EQ", "value": 200}},
+        "thing_list": {}}}
+    config = _things_studio(tmp_path, contract, _annotated("things"))
+    status, doc, _ = run_json(config, capsys)
+    found = {d["code"]: d for d in doc["diagnostics"] if d["code"] in ("SC606", "SC607")}
+    absent = found["SC606"]
+    assert absent["severity"] == "warning" and absent["file"].endswith("contract.jsonc")
+    assert absent["message"] == ("argument 'thing_id' of tool 'thing_put' is not in the tool's inputSchema (server "
+                                 "things takes: id): its rule guards nothing, and the required 'id' is left to the "
+                                 "model, told that the runtime fills it")
+    assert absent["help"] == "did you mean 'id'?"
+    text = (tmp_path / "studio" / "skills" / "thing.keep" / "contract.jsonc").read_text().splitlines()
+    assert '"thing_id"' in text[absent["line"] - 1]
+    never = found["SC607"]
+    assert never["severity"] == "warning" and '"id"' in text[never["line"] - 1]
+    assert never["message"] == ("tool 'thing_get' requires 'id' (the inputSchema of server things), but the contract "
+                                "refuses every value of it and binds none: no call of thing_get can pass")
+    assert status == 0
+    assert run_json(config, capsys, "--strict")[0] == 1
+
+
+def test_an_unreachable_server_says_which_url_and_what_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import http.server
+    import threading
+
+    class NotHere(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotHere)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/wrong-path"
+    try:
+        config = project(tmp_path, f'[mcp.servers.web]\nurl = "{url}"\n')
+        status = skillc(["check", "--servers", "--config", str(config)])
+    finally:
+        httpd.shutdown()
+    out = capsys.readouterr().out
+    assert status == 0
+    line = next(line for line in out.splitlines() if "SC604" in line)
+    assert line.startswith(f"{config}:{config.read_text().splitlines().index('[mcp.servers.web]') + 1}:1: warning[SC604]")
+    assert f"MCP server web ({url}) could not be listed: " in line and "Not Found" in line
+    assert "ExceptionGroup" not in out and "TaskGroup" not in out and "<contract>" not in out
+    assert f"server web: not listed ({url}): " in out

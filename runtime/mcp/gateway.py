@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,20 @@ _CLOSE_GRACE = 5.0  # seconds to let a connection (and a stdio server process) w
 
 class GatewayConfigError(SkillcError):
     """The servers cannot form one catalog (e.g. two servers list the same tool name)."""
+
+
+def catalog_clashes(listed: Iterable[tuple[str, Iterable[str]]]) -> list[str]:
+    """One line per tool name a later server lists again, as `start` refuses them (`listed`:
+    (server, its tool names) in the configured order); `skillc check --servers` reports the same."""
+    first: dict[str, str] = {}
+    clash: list[str] = []
+    for server, tools in listed:
+        for tool in tools:
+            if tool in first:
+                clash.append(f"tool {tool!r} is served by both {first[tool]!r} and {server!r}")
+            else:
+                first[tool] = server
+    return clash
 
 
 @dataclass(frozen=True)
@@ -204,7 +218,7 @@ def _as_spec(spec: ServerSpec | Any) -> McpServerConfig | InProcessServer:
     return InProcessServer(spec)
 
 
-def _describe_exc(exc: BaseException) -> str:
+def describe_failure(exc: BaseException) -> str:
     """A one-line reason, unwrapping exception groups to their first leaf."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
@@ -247,23 +261,23 @@ class McpGateway:
         names = list(self._conns)
         results = await asyncio.gather(*(self._conns[n].open() for n in names), return_exceptions=True)
         catalog: dict[str, ToolInfo] = {}
-        clash: list[str] = []
+        listed: list[tuple[str, list[str]]] = []
         for name, result in zip(names, results):
             if isinstance(result, asyncio.CancelledError):
                 raise result
             if isinstance(result, BaseException):
-                reason = _describe_exc(result) if not isinstance(result, TimeoutError) else (
+                reason = describe_failure(result) if not isinstance(result, TimeoutError) else (
                     f"no answer within {self.connect_timeout:g} s")
                 self.unreachable_servers[name] = reason
                 self._conns[name].last_error = reason
                 log.warning("MCP server %s unreachable: %s", name, reason)
                 continue
+            listed.append((name, [tool.name for tool in result]))
             for tool in result:
-                if tool.name in catalog:
-                    clash.append(f"tool {tool.name!r} is served by both {catalog[tool.name].server!r} and {name!r}")
-                    continue
-                catalog[tool.name] = ToolInfo(name=tool.name, title=tool.title, description=tool.description,
-                                              input_schema=dict(tool.input_schema), server=name)
+                if tool.name not in catalog:
+                    catalog[tool.name] = ToolInfo(name=tool.name, title=tool.title, description=tool.description,
+                                                  input_schema=dict(tool.input_schema), server=name)
+        clash = catalog_clashes(listed)
         if clash:
             await self.aclose()
             raise GatewayConfigError("; ".join(clash))
@@ -305,7 +319,7 @@ class McpGateway:
                 except asyncio.CancelledError:
                     raise
                 except (Exception, BaseExceptionGroup) as exc:  # connect timeouts, anyio exception groups
-                    reason = "no answer while connecting" if isinstance(exc, TimeoutError) else _describe_exc(exc)
+                    reason = "no answer while connecting" if isinstance(exc, TimeoutError) else describe_failure(exc)
                     return CallOutcome(None, "TOOL_UNREACHABLE", f"server {info.server!r} unreachable: {reason}",
                                        info.server)
         client = conn.client
@@ -352,7 +366,7 @@ class McpGateway:
         except Exception as exc:
             if record.callback_error is not None:
                 raise record.callback_error from None
-            return CallOutcome(None, "TOOL_ERROR", f"tool call failed: {_describe_exc(exc)}", server)
+            return CallOutcome(None, "TOOL_ERROR", f"tool call failed: {describe_failure(exc)}", server)
         if record.callback_error is not None:
             raise record.callback_error
         text = content_text(result)

@@ -202,11 +202,14 @@ def parse_response(payload: Mapping[str, Any], purpose: str) -> ModelResponse:
         raise ModelError("the model server's reply has no choices[0].message object")
     text = _content_text(message.get("content"))
     calls = _tool_calls(message.get("tool_calls"))
-    about = {"usage": _usage(payload.get("usage")), "response_model": _text_or_none(payload.get("model")),
-             "response_id": _text_or_none(payload.get("id"))}
-    if purpose not in ANSWER_PURPOSES:
-        return ModelResponse(text=text, tool_calls=calls, **about)
-    return ModelResponse(text=text, choice=_answer_choice(purpose, calls, text), **about)
+    if purpose in ANSWER_PURPOSES:
+        response = ModelResponse(text=text, choice=_answer_choice(purpose, calls, text))
+    else:
+        response = ModelResponse(text=text, tool_calls=calls)
+    response.usage = _usage(payload.get("usage"))
+    response.response_model = _text_or_none(payload.get("model"))
+    response.response_id = _text_or_none(payload.get("id"))
+    return response
 
 
 def _usage(raw: Any) -> Usage | None:
@@ -214,9 +217,13 @@ def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, Mapping):
         return None
     prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (prompt, completion)):
+    if not (_count(prompt) and _count(completion)):
         return None
-    return Usage(input_tokens=prompt, output_tokens=completion)
+    return Usage(input_tokens=int(prompt), output_tokens=int(completion))
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from skillc.runtime.errors import CallerError, SessionBusy, UnknownAgent
 from skillc.runtime.redact import redact_urls
 from skillc.runtime.server.auth import GatewayAuth, Identity, StoredNonces, owner_of
-from skillc.runtime.server.errors import ApiError
+from skillc.runtime.server.errors import IN_STREAM, ApiError
 from skillc.runtime.server.interrupts import answer_of, interrupt_of
 from skillc.runtime.server.mapping import RunMapper
 from skillc.runtime.server.options import ServeOptions
@@ -256,7 +256,14 @@ class ServerContext:
                 raise ApiError(UnknownAgent.name, f"no loadable agent {agent!r} "
                                f"(loadable: {', '.join(loadable) or 'none'})")
             if resume:
-                action, payload = answer_of(session, resume, self.digest_key, identity, self.runtime.clock())
+                try:
+                    action, payload = answer_of(session, resume, self.digest_key, identity, self.runtime.clock())
+                except ApiError as exc:
+                    if exc.code not in IN_STREAM:
+                        raise
+                    if "pending" in exc.extra:  # as the run that asked showed it (with its toolCallId)
+                        exc.extra["pending"] = self.interrupt_of(session)
+                    action, payload = "refuse", exc  # the run's own RUN_ERROR (docs/API.md §3)
             elif message is not None:
                 # the session answers a re-sent message id itself, with its reply (decision 21)
                 action, payload = "send", message[1]
@@ -291,6 +298,9 @@ class ServerContext:
         token = _RUN.set(mapper)
         try:
             mapper.start()
+            if action == "refuse":
+                mapper.refused(payload)
+                return
             stale = await self.feed.update()
             if stale is not None:
                 fields = {"source": self.feed.shown, "error": stale, "since": self.feed.since}
@@ -314,9 +324,9 @@ class ServerContext:
             self._gated[session.id] = mapper.gated_call()
         except CallerError as exc:  # the store's lease held elsewhere (another process), or a failed commit
             mapper.error(str(exc), exc.name)
-        except Exception as exc:  # the service lives on; the stream says what happened
+        except Exception as exc:  # the service lives on; the stream says what happened, the log why
             log.exception("run %s of session %s failed", run.run_id, run.thread_id)
-            mapper.error(f"internal error: {type(exc).__name__}: {exc}", "INTERNAL")
+            mapper.failed(f"internal error: {type(exc).__name__}: {exc}")
         finally:
             _RUN.reset(token)
             lock.release()

@@ -11,6 +11,7 @@ from typing import Any
 from starlette.responses import JSONResponse
 
 from skillc.runtime.errors import SessionBusy, SkillcError, UnknownAgent
+from skillc.runtime.model.base import ModelError
 
 # code -> HTTP status. The only place these names are spelled.
 STATUS: dict[str, int] = {
@@ -25,6 +26,17 @@ STATUS: dict[str, int] = {
     "INVALID_INPUT": 422, "NO_INPUT": 422, "RESUME_INVALID": 422, UnknownAgent.name: 422,
     "SHUTTING_DOWN": 503, "NOT_READY": 503, "AUTH_UNAVAILABLE": 503,
     "INTERNAL": 500,
+}
+
+
+# Codes that end a run's stream in RUN_ERROR instead of an HTTP error: a resume that does not fit
+# the pending interrupt is the run's answer (AG-UI's interrupt guidance), and a run that failed
+# says so after RUN_STARTED. A malformed request still gets its HTTP status from STATUS.
+IN_STREAM: frozenset[str] = frozenset({"INTERRUPT_STALE", "APPROVAL_DIGEST_MISMATCH", "RESUME_INVALID"})
+RUN_ERRORS: dict[str, str] = {
+    ModelError.name: "The assistant could not reach its language model, so nothing more was done. "
+                         "Please try again in a moment.",
+    "INTERNAL": "Something went wrong on our side, so nothing more was done. Please try again.",
 }
 
 

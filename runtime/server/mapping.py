@@ -7,16 +7,21 @@ already "***"), so nothing reaches a front end that the audit log would not show
 from __future__ import annotations
 
 import json
+import logging
+import secrets
 import time
 from typing import Any
 
-from ag_ui.core import (BaseEvent, CustomEvent, RunErrorEvent, RunFinishedEvent, RunFinishedInterruptOutcome,
+from ag_ui.core import (PROTOCOL_VERSION, BaseEvent, CustomEvent, RunErrorEvent, RunFinishedEvent, RunFinishedInterruptOutcome,
                         RunFinishedSuccessOutcome, RunStartedEvent, StateSnapshotEvent, StepFinishedEvent,
                         StepStartedEvent, TextMessageContentEvent, TextMessageEndEvent, TextMessageStartEvent,
                         ToolCallArgsEvent, ToolCallEndEvent, ToolCallResultEvent, ToolCallStartEvent)
 
+from skillc.runtime.server.errors import RUN_ERRORS, ApiError
 from skillc.runtime.server.interrupts import interrupt_of
 from skillc.runtime.server.runs import RunLog
+
+log = logging.getLogger("skillc.server")
 
 _RESULT_FIELDS = ("ok", "error", "code", "evidence", "status", "business_ok", "message")
 # A suspension or a task's end is always the end of the turn, whose final snapshot follows.
@@ -41,7 +46,7 @@ class RunMapper:
         self.open_steps: list[str] = []
         self.calls = 0
         self.gated: dict[str, str] = {}  # node -> toolCallId of the write the gate stopped
-        self.failed: tuple[str, str] | None = None  # (message, code) of an error that ended the turn
+        self.failure: tuple[str, str] | None = None  # (detail, code) of the `error` event that failed the turn
 
     # ------------------------------------------------------------ output
 
@@ -60,15 +65,21 @@ class RunMapper:
         self.put(StateSnapshotEvent(snapshot=json.loads(_json(self.session.state()))))
 
     def start(self) -> None:
-        """RUN_STARTED."""
-        self.put(RunStartedEvent(thread_id=self.run.thread_id, run_id=self.run.run_id))
+        """RUN_STARTED, declaring the AG-UI version spoken (a producer must)."""
+        self.put(RunStartedEvent(thread_id=self.run.thread_id, run_id=self.run.run_id,
+                                 protocol_version=PROTOCOL_VERSION))
 
     def _close_steps(self) -> None:
         while self.open_steps:
             self.put(StepFinishedEvent(step_name=self.open_steps.pop()))
 
     def finish(self, reply: Any) -> None:
-        """The reply as a text message, a final snapshot, RUN_FINISHED with success or interrupt."""
+        """The reply as a text message, a final snapshot, RUN_FINISHED with success or interrupt;
+        RUN_ERROR instead when the turn failed (the model endpoint down or answering garbage)."""
+        if self.failure is not None:
+            self.snapshot()  # the task is still open: the next message continues it
+            self.failed(*self.failure)
+            return
         self._close_steps()
         if reply is not None and reply.text:
             mid = f"{self.run.run_id}.reply"
@@ -77,11 +88,6 @@ class RunMapper:
             self.put(TextMessageEndEvent(message_id=mid))
         self.snapshot()
         interrupt = interrupt_of(self.session, self.digest_key, self.gated_call())
-        if self.failed is not None and interrupt is None:
-            # not a success: the reply says what went wrong, and the task is still open (the next
-            # message continues it)
-            self.put(RunErrorEvent(message=self.failed[0], code=self.failed[1]))
-            return
         outcome: Any = RunFinishedSuccessOutcome() if interrupt is None else RunFinishedInterruptOutcome(
             interrupts=[interrupt])
         result = {"reply": getattr(reply, "text", None), "task": getattr(reply, "task", None),
@@ -89,10 +95,26 @@ class RunMapper:
         self.put(RunFinishedEvent(thread_id=self.run.thread_id, run_id=self.run.run_id, result=result,
                                   outcome=outcome))
 
-    def error(self, message: str, code: str) -> None:
+    def error(self, message: str, code: str, metadata: dict[str, Any] | None = None) -> None:
         """RUN_ERROR after closing what is open (the run is over)."""
         self._close_steps()
-        self.put(RunErrorEvent(message=message, code=code))
+        self.put(RunErrorEvent(message=message, code=code, metadata=metadata))
+
+    def refused(self, exc: ApiError) -> None:
+        """A resume that does not fit the pending interrupt: the run's RUN_ERROR, nothing ran; a
+        digest mismatch carries the interrupt pending now (to ask again)."""
+        pending = exc.extra.get("pending")
+        self.error(exc.message, exc.code, {"pending": pending} if pending is not None else None)
+
+    def failed(self, detail: str, code: str = "INTERNAL") -> None:
+        """The run failed (`code`: MODEL_ERROR when the model could not answer, INTERNAL for a bug):
+        the end user gets a short message and a reference; the detail (the model's URL, the
+        upstream's answer, the exception) goes to the server log under that reference only."""
+        code = code if code in RUN_ERRORS else "INTERNAL"
+        reference = secrets.token_hex(6)
+        log.error("run %s of session %s failed (reference %s, %s): %s", self.run.run_id, self.run.thread_id,
+                  reference, code, detail)
+        self.error(f"{RUN_ERRORS[code]} (reference {reference})", code, {"reference": reference})
 
     def gated_call(self) -> str | None:
         """The toolCallId of the write the pending approval is about (when it was in this run)."""
@@ -129,10 +151,8 @@ class RunMapper:
             self.custom("skillc.routed", {"agent": ev.get("agent"), "via": ev.get("via")})
         elif kind == "skill.rejected":
             self.custom("skillc.skill_rejected", {"skill": ev.get("skill"), "diagnostics": ev.get("diagnostics")})
-        elif kind == "error":
-            self.custom("skillc.error", {"message": ev.get("message")})
-            if ev.get("code"):  # the turn could not go on (the model failed): the run ends in RUN_ERROR
-                self.failed = (str(ev.get("message")), str(ev["code"]))
+        elif kind == "error":  # the run fails; its message is for the log, not the stream
+            self.failure = (str(ev.get("message") or ""), str(ev.get("code") or "INTERNAL"))
         elif kind == "task.finished":
             self.custom("skillc.task_finished", {"task": ev.get("task"), "state": ev.get("state"),
                                                  "reason": ev.get("reason")})

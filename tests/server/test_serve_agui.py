@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+from ag_ui.core import PROTOCOL_VERSION
+
 from skillc.runtime.server import create_app
 from skillc.runtime.server.auth import encode_identity, sign_request
 
@@ -43,6 +45,7 @@ def test_approval_round_trip(alice: Client, model: Any) -> None:
     first = alice.run("appr", "appr-1", "Please create an article titled Spring launch")
     assert first.status == 200
     assert [e["type"] for e in first.events[:1]] == ["RUN_STARTED"] and first.events[-1]["type"] == "RUN_FINISHED"
+    assert first.events[0]["protocolVersion"] == PROTOCOL_VERSION == "1.0"  # AG-UI 1.0: a producer MUST declare it
     assert [e["stepName"] for e in first.of("STEP_STARTED")] == ["n1"] == [e["stepName"] for e in first.of("STEP_FINISHED")]
     assert [e["value"]["label"] for e in first.of("CUSTOM", "skillc.progress")] == ["Looking up spaces", "Creating the article"]
     names = [e["toolCallName"] for e in first.of("TOOL_CALL_START")]
@@ -62,13 +65,19 @@ def test_approval_round_trip(alice: Client, model: Any) -> None:
     pending = alice.request("GET", "/api/sessions/appr/pending").json()
     assert pending["interrupt"] == interrupt and pending["pending"]["kind"] == "APPROVAL"
 
-    # a digest that does not match the bound arguments is refused; nothing runs
+    # a digest that does not match the bound arguments is refused inside the run's stream (the
+    # AG-UI way: the client's run ends in RUN_ERROR, not in a transport error); nothing runs
     wrong = alice.run("appr", "appr-2", resume=resume(interrupt, {"decision": "CONFIRM", "digest": "hmac-sha256:00"}))
-    assert (wrong.status, wrong.error["code"]) == (409, "APPROVAL_DIGEST_MISMATCH")
+    assert wrong.status == 200 and [e["type"] for e in wrong.events] == ["RUN_STARTED", "RUN_ERROR"]
+    assert wrong.events[-1]["code"] == "APPROVAL_DIGEST_MISMATCH" and "nothing was run" in wrong.events[-1]["message"]
+    assert wrong.events[-1]["metadata"]["pending"] == interrupt  # what to ask again
     stale = alice.run("appr", "appr-3", resume=[{"interruptId": "t9.n1.APPROVAL", "status": "resolved",
                                                   "payload": {"decision": "CONFIRM"}}])
-    assert (stale.status, stale.error["code"]) == (409, "INTERRUPT_STALE")
+    assert stale.status == 200 and [e["type"] for e in stale.events] == ["RUN_STARTED", "RUN_ERROR"]
+    assert stale.events[-1]["code"] == "INTERRUPT_STALE" and interrupt["id"] in stale.events[-1]["message"]
+    assert alice.run("appr", "appr-3", resume=[]).events == stale.events  # its runId replays the same refusal
     assert invocations(alice, "appr", "cms_article_create") == []
+    assert alice.request("GET", "/api/sessions/appr/pending").json()["interrupt"] == interrupt  # still pending
 
     model.add(call("builtin_node_finish", output="Created article 17"))
     done = alice.run("appr", "appr-4", resume=resume(interrupt, {"decision": "CONFIRM", "digest": interrupt["metadata"]["digest"]}))
@@ -96,7 +105,7 @@ def test_verify_interrupt_answered_by_resume(alice: Client, model: Any) -> None:
     assert verify["reason"] == "skillc.verify" and verify["metadata"]["tool"] == "cms_article_create"
     assert [v["value"]["error"] for v in second.of("CUSTOM", "skillc.verdict")] == ["TOOL_TIMEOUT"]
     bad = alice.run("verify", "ver-3", resume=resume(verify, {"verified": "yes"}))
-    assert (bad.status, bad.error["code"]) == (422, "RESUME_INVALID")
+    assert bad.status == 200 and (bad.events[-1]["type"], bad.events[-1]["code"]) == ("RUN_ERROR", "RESUME_INVALID")
     model.add(call("builtin_node_finish", output="Created it"))
     third = alice.run("verify", "ver-4", resume=resume(verify, {"verified": True}))
     assert third.outcome == {"type": "success"} and third.reply == "Created it"
@@ -265,7 +274,8 @@ def test_an_approval_answer_is_bound_to_the_arguments_it_saw(alice: Client, mode
     assert new["id"] == old["id"] and new["metadata"]["digest"] != old["metadata"]["digest"]
     assert new["metadata"]["summary"] == "Title: Second post\nSpace: 3"
     replayed = alice.run("bound", "bound-3", resume=resume(new, {"decision": "CONFIRM", "digest": old["metadata"]["digest"]}))
-    assert (replayed.status, replayed.error["code"]) == (409, "APPROVAL_DIGEST_MISMATCH")
+    assert (replayed.events[-1]["type"], replayed.events[-1]["code"]) == ("RUN_ERROR", "APPROVAL_DIGEST_MISMATCH")
+    assert replayed.events[-1]["metadata"]["pending"] == new
     assert [e["args"]["title"] for e in invocations(alice, "bound", "cms_article_create")] == ["First post"]
     rejected = alice.run("bound", "bound-4", resume=resume(new, {"decision": "REJECT", "digest": new["metadata"]["digest"]}))
     assert rejected.outcome == {"type": "success"} and "Second post" in rejected.reply
@@ -302,3 +312,39 @@ def test_listing_and_checking_sessions_reads_no_history(alice: Client, bob: Clie
         assert alice.request("POST", "/api/sessions", {"id": "alice-rows"}).json()["error"]["code"] == "SESSION_EXISTS"
     finally:
         store.get_session = whole
+
+
+def test_a_malformed_request_keeps_a_plain_http_error(alice: Client) -> None:
+    """Not a RunAgentInput, or nothing to run: the request is refused before any stream."""
+    raw = b'{"threadId": "mal", "messages": []}'
+    resp = alice.http.post("/agui", content=raw, headers={**alice.signed("POST", "/agui", raw),
+                                                          "Content-Type": "application/json"})
+    assert (resp.status_code, resp.json()["error"]["code"]) == (422, "INVALID_INPUT")
+    nothing = alice.run("mal", "mal-1")
+    assert (nothing.status, nothing.error["code"]) == (422, "NO_INPUT")
+
+
+def test_a_failed_run_ends_in_run_error_without_internal_detail(alice: Client, model: Any, fake_model: Any,
+                                                                 caplog: Any) -> None:
+    """The model endpoint failing: RUN_ERROR with a code and a reference, never RUN_FINISHED; the
+    end user sees neither the model's URL nor the upstream's body, the server log has both."""
+    upstream = "upstream exploded: shard-7 credentials rejected"
+    model.add(ROUTE, {"status": 500, "body": {"error": {"message": upstream}}})
+    with caplog.at_level("ERROR", logger="skillc.server"):
+        failed = alice.run("broken", "broken-1", "Please create an article titled Doomed")
+    assert failed.status == 200 and failed.events[0]["type"] == "RUN_STARTED"
+    last = failed.events[-1]
+    assert last["type"] == "RUN_ERROR" and last["code"] == "MODEL_ERROR"
+    assert not failed.of("RUN_FINISHED") and not failed.of("TEXT_MESSAGE_CONTENT")
+    reference = last["metadata"]["reference"]
+    assert reference in last["message"] and len(reference) >= 8
+    shown = json.dumps(failed.events)
+    host_port = fake_model.url.split("//", 1)[1].split("/", 1)[0]
+    for secret in (host_port, "/chat/completions", upstream, "shard-7"):
+        assert secret not in shown, secret
+    logged = [r for r in caplog.records if reference in r.getMessage()]
+    assert len(logged) == 1 and upstream in logged[0].getMessage() and host_port in logged[0].getMessage()
+    # the session lives on: the next message runs normally
+    model.add(call("builtin_node_follow_up", question="Which title?", expectedFields=["title"]))
+    again = alice.run("broken", "broken-2", "Create an article please")
+    assert again.events[-1]["type"] == "RUN_FINISHED" and again.interrupt["reason"] == "skillc.follow_up"

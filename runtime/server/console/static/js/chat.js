@@ -204,7 +204,7 @@ class Chat {
     const progress = new Map(); // tool → its latest progress line
     const calls = new Map(); // toolCallId → progress line
     const names = new Map(); // toolCallId → tool name
-    let reply = null, text = "", finished = null, decided = null;
+    let reply = null, text = "", finished = null, decided = null, refusal = null;
     const input = { threadId: this.sid, runId: newId("run"), state: {}, messages: [], tools: [], context: [], forwardedProps: {}, ...extra };
     try {
       await runAgent(PATHS.agui(), input, (ev) => {
@@ -251,17 +251,23 @@ class Chat {
           if (reply) reply.textContent = text;
         } else if (ev.type === "RUN_FINISHED") {
           finished = ev;
+        } else if (ev.type === "RUN_ERROR" && REFUSED_ANSWERS.has(ev.code)) {
+          refusal = ev; // the answer did not fit what is pending now: nothing ran
         } else if (ev.type === "RUN_ERROR") {
           this.log.append(el("div", { class: "msg error", role: "alert" }, `Run failed: ${ev.message}`));
         }
         this.log.scrollTop = this.log.scrollHeight;
       });
     } catch (err) {
+      refusal = { message: errorText(err) };
+    }
+    if (refusal) {
       // refused before anything ran (busy session, stale question, changed arguments…): show the
       // server's truth again, then why
       this.busy = false;
       if (this.sid && card) await this.load().catch(() => {});
-      this.log.append(el("div", { class: "msg error", role: "alert" }, errorText(err)));
+      const why = refusal.code ? `${refusal.code}: ${refusal.message}` : refusal.message;
+      this.log.append(el("div", { class: "msg error", role: "alert" }, why));
       this.composerState();
       return;
     }
@@ -310,6 +316,9 @@ function closeCard(card, entry, decided, followUpText, ctx) {
 function fromEvent(ev) {
   return { id: `${ev.task}.${ev.node}.${ev.kind}`, message: ev.question, metadata: { kind: ev.kind, task: ev.task, node: ev.node, tool: ev.tool } };
 }
+
+// RUN_ERROR codes of an answer that does not fit the pending question (docs/API.md §3)
+const REFUSED_ANSWERS = new Set(["INTERRUPT_STALE", "APPROVAL_DIGEST_MISMATCH", "RESUME_INVALID"]);
 
 function errorText(err) {
   if (err instanceof ApiError) return `${err.code ? err.code + ": " : ""}${err.message}`;
