@@ -5,7 +5,9 @@ Installing skillc registers it (a `pytest11` entry point named after this module
 PYTEST_DISABLE_PLUGIN_AUTOLOAD is set). Files whose name matches an `skillc_scenarios` pattern (ini option; default
 `*.scenario.yaml`; a pattern with a `/` matches `folder/name`, e.g. `scenarios/*.yaml`) are
 collected; a test passes when every expectation of the file holds, and fails with the runner's
-report (turn, expectation, nearest event). `--skillc-trace-dir DIR` keeps each file's trace.
+report (turn, expectation, nearest event). A file that cannot be run at all (its studio missing,
+not a scenario) is an error of the test's set-up, not a failure, as `skillc scenario run` exits 2
+for it. `--skillc-trace-dir DIR` keeps each file's trace.
 """
 from __future__ import annotations
 
@@ -65,8 +67,10 @@ class ScenarioFile(pytest.File):
 class ScenarioItem(pytest.Item):
     """Runs one scenario file with `skillc scenario run`'s runner."""
 
-    def runtest(self) -> None:
-        """Run the file; fail with the runner's report unless every expectation holds."""
+    result: Any = None
+
+    def setup(self) -> None:
+        """Run the file (the runner runs it whole); one that cannot be run is this test's error."""
         from skillc.scenario.runner import report, run_files
 
         trace_dir = self.config.getoption("--skillc-trace-dir")
@@ -74,9 +78,16 @@ class ScenarioItem(pytest.Item):
         if trace_dir:
             Path(trace_dir).mkdir(parents=True, exist_ok=True)
             trace = str(Path(trace_dir) / f"{self.path.stem}.jsonl")
-        result = run_files([str(self.path)], trace_path=trace)[0]
-        if not result.ok:
-            raise ScenarioFailed(report(result, verbose=True))
+        self.result = run_files([str(self.path)], trace_path=trace)[0]
+        if self.result.error is not None:
+            pytest.fail(report(self.result, verbose=True), pytrace=False)
+
+    def runtest(self) -> None:
+        """Fail with the runner's report unless every expectation held."""
+        from skillc.scenario.runner import report
+
+        if not self.result.ok:
+            raise ScenarioFailed(report(self.result, verbose=True))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """The runner's report, not a traceback into skillc."""

@@ -46,7 +46,7 @@ def schema_findings(result: Any, served: dict[str, Any]) -> list[Any]:
         for name, tool in sorted(contract.tools.items()):
             listed = served.get(name)
             shape = _properties(listed.input_schema) if listed is not None else None
-            if shape is None:
+            if listed is None or shape is None:
                 continue
             properties, required = shape
             by_name = {_top(a): a for a in tool.args.values() if _top(a) is not None}

@@ -97,3 +97,16 @@ def test_the_installed_plugin_loads_without_p(user_project: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only"],
                           cwd=user_project, env=env, capture_output=True, text=True, timeout=300)
     assert "space-lookup-session-outputs" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_scenario_that_cannot_run_is_an_error_not_a_failure(user_project: Path) -> None:
+    """Like `skillc scenario run`'s exit 2: a missing studio is the test's set-up failing (ERROR),
+    not an expectation that did not hold (FAILED)."""
+    path = user_project / "scenarios" / "space.scenario.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("studio: ../studio", "studio: ../nowhere"))
+    done = run_pytest(user_project, "-rA")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "1 error" in out and "failed" not in out, out[-4000:]
+    assert "ERROR scenarios/space.scenario.yaml::space-lookup-session-outputs" in out
+    assert "studio: ../nowhere does not exist" in out and "Traceback" not in out

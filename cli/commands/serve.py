@@ -26,8 +26,9 @@ examples:
   SKILLC_GATEWAY_SECRET=… skillc serve --config skillc.toml --port 8765
   skillc serve generated --config examples/skillc.toml --dev-insecure
 
-exit status: 0 stopped, 2 bad configuration (no secret outside development mode, unreadable
-config), 130 interrupted.
+exit status: 0 stopped, 2 bad configuration, one line each (no secret outside development
+mode, unreadable config, a missing model setting, MCP servers listing the same tool name, a port
+in use), 130 interrupted.
 """
 
 
@@ -49,8 +50,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run `skillc serve`; returns the exit status."""
-    import uvicorn
-
     from skillc.runtime.config import ConfigError, load_config
     from skillc.runtime.server import create_app
     from skillc.runtime.server.options import read_options
@@ -71,10 +70,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if options.dev:
         print("skillc serve: WARNING: development mode, requests are NOT authenticated", file=sys.stderr)
+    from skillc.serve_startup import serve
+
     print(f"skillc serve: http://{options.host}:{options.port}/agui", file=sys.stderr)
-    uvicorn.run(app, host=options.host, port=options.port, log_level="info",
-                timeout_graceful_shutdown=int(options.shutdown_grace) + 1)
-    return 0
+    errors = serve(app, options.host, options.port, log_level="info",
+                   timeout_graceful_shutdown=int(options.shutdown_grace) + 1)
+    for line in errors:  # a configuration error found while starting: one line each, no traceback
+        print(f"skillc serve: error: {line}", file=sys.stderr)
+    return 2 if errors else 0
 
 
 def _dev_identity(text: str | None) -> dict[str, Any] | None:

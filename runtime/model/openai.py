@@ -217,13 +217,13 @@ def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, Mapping):
         return None
     prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
-    if not (_count(prompt) and _count(completion)):
+    if not (isinstance(prompt, int) and isinstance(completion, int) and _count(prompt) and _count(completion)):
         return None
-    return Usage(input_tokens=int(prompt), output_tokens=int(completion))
+    return Usage(input_tokens=prompt, output_tokens=completion)
 
 
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def _count(value: int) -> bool:
+    return not isinstance(value, bool) and value >= 0
 
 
 def _text_or_none(value: Any) -> str | None:

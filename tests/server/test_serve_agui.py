@@ -3,6 +3,7 @@ resumes, repeated runIds, one run per session, disconnects; every stream passes 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -324,14 +325,28 @@ def test_a_malformed_request_keeps_a_plain_http_error(alice: Client) -> None:
     assert (nothing.status, nothing.error["code"]) == (422, "NO_INPUT")
 
 
-def test_a_failed_run_ends_in_run_error_without_internal_detail(alice: Client, model: Any, fake_model: Any,
-                                                                 caplog: Any) -> None:
+class _Kept(logging.Handler):
+    """Keeps the records of one logger (whatever handlers other tests left on it)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_a_failed_run_ends_in_run_error_without_internal_detail(alice: Client, model: Any, fake_model: Any) -> None:
     """The model endpoint failing: RUN_ERROR with a code and a reference, never RUN_FINISHED; the
     end user sees neither the model's URL nor the upstream's body, the server log has both."""
     upstream = "upstream exploded: shard-7 credentials rejected"
     model.add(ROUTE, {"status": 500, "body": {"error": {"message": upstream}}})
-    with caplog.at_level("ERROR", logger="skillc.server"):
+    kept = _Kept()
+    logging.getLogger("skillc.server").addHandler(kept)
+    try:
         failed = alice.run("broken", "broken-1", "Please create an article titled Doomed")
+    finally:
+        logging.getLogger("skillc.server").removeHandler(kept)
     assert failed.status == 200 and failed.events[0]["type"] == "RUN_STARTED"
     last = failed.events[-1]
     assert last["type"] == "RUN_ERROR" and last["code"] == "MODEL_ERROR"
@@ -342,7 +357,7 @@ def test_a_failed_run_ends_in_run_error_without_internal_detail(alice: Client, m
     host_port = fake_model.url.split("//", 1)[1].split("/", 1)[0]
     for secret in (host_port, "/chat/completions", upstream, "shard-7"):
         assert secret not in shown, secret
-    logged = [r for r in caplog.records if reference in r.getMessage()]
+    logged = [r for r in kept.records if reference in r.getMessage()]
     assert len(logged) == 1 and upstream in logged[0].getMessage() and host_port in logged[0].getMessage()
     # the session lives on: the next message runs normally
     model.add(call("builtin_node_follow_up", question="Which title?", expectedFields=["title"]))

@@ -1,0 +1,109 @@
+"""`skillc serve`'s start: a configuration error is one line on stderr and exit status 2.
+
+The runtime opens its store, MCP servers, model and studio in the app's lifespan, under uvicorn,
+whose own handling of a failed startup prints a traceback and exits 3. `StartupGuard` keeps such
+an error instead (uvicorn is told the startup failed, without the traceback), and `serve` prints
+one line per problem: each tool-name clash between MCP servers, the model setting that is
+missing, the store that cannot be opened. The socket is bound before uvicorn starts, so a port in
+use is said the same way. An exception that is not a configuration problem (a bug) keeps
+uvicorn's traceback.
+"""
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from skillc.runtime.errors import SkillcError
+
+_UVICORN_FAILED = "Application startup failed. Exiting."
+
+
+def is_configuration_error(exc: BaseException) -> bool:
+    """What a user fixes in the config or the environment, not in the code."""
+    return isinstance(exc, (SkillcError, ValueError, OSError))
+
+
+def error_lines(exc: BaseException) -> list[str]:
+    """The problems of a failed start, one line each."""
+    from skillc.runtime.mcp.gateway import GatewayConfigError
+
+    if isinstance(exc, GatewayConfigError):  # one line per clash, as check --servers reports them (SC605)
+        return [f"MCP servers cannot form one catalog: {part}" for part in str(exc).split("; ")]
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return [text]
+
+
+class StartupGuard:
+    """ASGI wrapper: a configuration error raised by the lifespan's startup is kept in `errors`
+    and reported to uvicorn as a failed startup with no traceback."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.errors: list[str] = []
+        logging.getLogger("uvicorn.error").addFilter(self._quiet)
+
+    def _quiet(self, record: logging.LogRecord) -> bool:
+        # uvicorn's own "startup failed" line: serve says what failed instead
+        return not (self.errors and record.getMessage() == _UVICORN_FAILED)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+        kept: list[Message] = []
+
+        async def quiet_send(message: Message) -> None:
+            if message["type"] == "lifespan.startup.failed":
+                kept.append(message)
+                message = {"type": "lifespan.startup.failed", "message": ""}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, quiet_send)
+        except BaseException as exc:
+            if not (kept and is_configuration_error(exc)):
+                if kept:  # a bug: the traceback the app made, as uvicorn would have logged it
+                    logging.getLogger("uvicorn.error").error(kept[0].get("message", ""))
+                raise
+            self.errors.extend(error_lines(exc))
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A bound, listening socket for uvicorn (OSError when the address is taken or not ours)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def describe_listen_error(host: str, port: int, exc: OSError) -> str:
+    """The one line for a socket that cannot be bound."""
+    return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+
+
+def serve(app: Any, host: str, port: int, **options: Any) -> list[str]:
+    """Run the app under uvicorn until it stops; the configuration errors that stopped its start
+    (empty when it ran)."""
+    import uvicorn
+
+    try:
+        sock = listen(host, port)
+    except OSError as exc:
+        return [describe_listen_error(host, port, exc)]
+    guard = StartupGuard(app)
+    server = uvicorn.Server(uvicorn.Config(guard, lifespan="on", **options))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    return guard.errors
