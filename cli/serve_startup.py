@@ -104,6 +104,9 @@ def serve(app: Any, host: str, port: int, **options: Any) -> list[str]:
     server = uvicorn.Server(uvicorn.Config(guard, lifespan="on", **options))
     try:
         server.run(sockets=[sock])
+    except SystemExit:
+        if not guard.errors:  # not a configuration error: uvicorn's own exit stands
+            raise
     finally:
         sock.close()
     return guard.errors

@@ -111,6 +111,6 @@ def test_the_official_client_plays_approval_bad_resume_and_failed_run(dev_served
     assert _types(failed)[0] == "RUN_STARTED" and _types(failed)[-1] == "RUN_ERROR"
     assert "RUN_FINISHED" not in _types(failed)
     end = failed["events"][-1]
-    assert end["code"] == "MODEL_UNAVAILABLE" and end["metadata"]["reference"] in end["message"]
+    assert end["code"] == "MODEL_ERROR" and end["metadata"]["reference"] in end["message"]
     shown = json.dumps(failed["events"])
     assert "shard-9" not in shown and fake_model.url.split("//")[1].split("/")[0] not in shown

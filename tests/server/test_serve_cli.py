@@ -66,11 +66,12 @@ def test_serve_says_each_server_clash_in_one_line_and_exits_2(compiled: Path, tm
 
 def test_serve_says_a_bad_model_config_and_a_taken_port_in_one_line(compiled: Path, tmp_path: Path) -> None:
     config = tmp_path / "skillc.toml"
-    config.write_text(f"[store]\npath = {str(tmp_path / 's.sqlite')!r}\n[model]\nmodel = \"m\"\n", encoding="utf-8")
+    config.write_text(f"[store]\npath = {str(tmp_path / 's.sqlite')!r}\n[model]\nmodel = \"m\"\n"
+                      "api_key_env = \"SKILLC_TEST_UNSET_KEY\"\n", encoding="utf-8")
     done = _serve(compiled, config, "--port", "0")
     assert done.returncode == 2, done.stderr
-    assert _errors(done.stderr) == ["skillc serve: error: model config: no base_url "
-                                    "(set [model] base_url or SKILLC_MODEL_BASE_URL)"]
+    assert _errors(done.stderr) == ["skillc serve: error: model config: api_key_env names 'SKILLC_TEST_UNSET_KEY', "
+                                    "which is not set"]
     assert "Traceback" not in done.stderr
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
