@@ -73,23 +73,32 @@ def test_a_tool_no_server_serves_is_a_warning_at_its_tools_entry(tmp_path: Path,
     assert run_json(config, capsys, "--strict")[0] == 1
 
 
-def test_annotations_that_disagree_with_the_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _things_studio(tmp_path: Path, contract: dict, servers: str) -> Path:
+    """A one-skill studio over the annotated server's tools and a config with `servers`."""
     root = tmp_path / "studio"
     (root / "agents").mkdir(parents=True)
     (root / "agents" / "things.yaml").write_text("agent_name: Things\nstatus: ACTIVE\nskills: [thing.keep]\n")
     skill = root / "skills" / "thing.keep"
     skill.mkdir(parents=True)
     (skill / "skill.yaml").write_text("skill_name: Keep things\nsemantic_desc: Things.\nstatus: ACTIVE\n"
-                                      "tools: [thing_get, thing_put, thing_list]\n")
+                                      f"tools: [{', '.join(contract['tools'])}]\n")
     (skill / "manual.md").write_text("Keep things.\n")
-    (skill / "contract.jsonc").write_text(json.dumps({"tools": {
+    (skill / "contract.jsonc").write_text(json.dumps(contract, indent=2))
+    config = tmp_path / "skillc.toml"
+    config.write_text(f'[studio]\nsource = "studio"\n{SLOW_START}{servers}', encoding="utf-8")
+    return config
+
+
+def _annotated(name: str) -> str:
+    return f'[mcp.servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ANNOTATED))}]\n'
+
+
+def test_annotations_that_disagree_with_the_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _things_studio(tmp_path, {"tools": {
         "thing_get": {"success": {"path": "code", "op": "EQ", "value": 200}},
         "thing_put": {"sideEffect": "WRITE", "args": {"id": {"sources": ["USER"]}},
                       "success": {"path": "code", "op": "EQ", "value": 200}},
-        "thing_list": {}}}, indent=2))
-    config = tmp_path / "skillc.toml"
-    config.write_text(f'[studio]\nsource = "studio"\n{SLOW_START}[mcp.servers.things]\ncommand = {json.dumps(sys.executable)}\n'
-                      f'args = [{json.dumps(str(ANNOTATED))}]\n', encoding="utf-8")
+        "thing_list": {}}}, _annotated("things"))
     status, doc, _ = run_json(config, capsys)
     found = {d["code"]: d for d in doc["diagnostics"]}
     assert found["SC602"]["severity"] == "warning" and "thing_get" in found["SC602"]["message"]
@@ -110,26 +119,6 @@ def test_no_servers_configured_is_a_bad_invocation(tmp_path: Path, capsys: pytes
     config = project(tmp_path, "")
     assert skillc(["check", "--servers", "--config", str(config)]) == 2
     assert "configures no [mcp.servers.<name>]" in capsys.readouterr().err
-
-
-def _things_studio(tmp_path: Path, contract: dict, servers: str) -> Path:
-    """A one-skill studio over the annotated server's tools and a config with `servers`."""
-    root = tmp_path / "studio"
-    (root / "agents").mkdir(parents=True)
-    (root / "agents" / "things.yaml").write_text("agent_name: Things\nstatus: ACTIVE\nskills: [thing.keep]\n")
-    skill = root / "skills" / "thing.keep"
-    skill.mkdir(parents=True)
-    (skill / "skill.yaml").write_text("skill_name: Keep things\nsemantic_desc: Things.\nstatus: ACTIVE\n"
-                                      f"tools: [{', '.join(contract['tools'])}]\n")
-    (skill / "manual.md").write_text("Keep things.\n")
-    (skill / "contract.jsonc").write_text(json.dumps(contract, indent=2))
-    config = tmp_path / "skillc.toml"
-    config.write_text(f'[studio]\nsource = "studio"\n{SLOW_START}{servers}', encoding="utf-8")
-    return config
-
-
-def _annotated(name: str) -> str:
-    return f'[mcp.servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ANNOTATED))}]\n'
 
 
 def test_two_servers_with_one_tool_name_is_the_error_serve_refuses(tmp_path: Path,

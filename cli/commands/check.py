@@ -26,8 +26,11 @@ Besides the contracts, a directory studio's agents/*.yaml and skills/*/skill.yam
 against their schema (unknown keys, wrong types, status casing, a missing manual.md).
 --strict makes every warning an error, for CI. --servers starts the MCP servers of the config
 (--config, $SKILLC_CONFIG or ./skillc.toml), lists each one's tools, and reports toolNames no
-server serves, and tools whose MCP annotations disagree with the contract (destructiveHint on a
-read: warning; readOnlyHint on a WRITE: note).
+server serves, tools whose MCP annotations disagree with the contract (destructiveHint on a
+read: warning; readOnlyHint on a WRITE: note), contract arguments the tool's inputSchema does not
+have and required properties the contract refuses (warnings), a server that cannot be reached
+(which server, which URL, what failed), and two servers listing one tool name (an error: `skillc
+serve` refuses to start on it).
 
 Two findings fail the check even without --strict, because the studio cannot work as written:
 an agent left with no loadable skill (every request routed to it fails at planning), and a write
