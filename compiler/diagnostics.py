@@ -6,6 +6,7 @@ line/column inside the `skill_contract` value). Every code is listed in docs/dia
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel
@@ -126,19 +127,36 @@ def _display_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+EXCERPT_CONTEXT = 80
+"""Characters shown on each side of a span in an excerpt: a line longer than the span and twice
+this is cut to that window (with "…"), so each diagnostic costs the same whatever the line's
+length, and a one-line contract with thousands of problems is diagnosed in linear time."""
+EXCERPT_SPAN = 160  # characters of the span itself at most (its carets)
+
+
+@lru_cache(maxsize=8)
+def _lines(text: str) -> list[str]:
+    """`text` split into lines, once per text (every diagnostic of a contract shares it)."""
+    return text.split("\n")
+
+
 def make_excerpt(text: str, line: int, column: int, end_line: int, end_column: int) -> str:
-    """The source line of (line, column) and a caret line under the span (to its line's end)."""
-    lines = text.split("\n")
+    """The source line of (line, column) and a caret line under the span (to its line's end); a
+    long line is shown as a window around the span."""
+    lines = _lines(text)
     if not 1 <= line <= len(lines):
         return ""
     src = lines[line - 1].rstrip("\r")
     start = max(column - 1, 0)
     stop = end_column - 1 if end_line == line else len(src)
-    stop = max(min(stop, len(src)), start + 1)
+    stop = max(min(stop, len(src), start + EXCERPT_SPAN), start + 1)
+    lo, hi = max(0, start - EXCERPT_CONTEXT), min(len(src), stop + EXCERPT_CONTEXT)
+    head, tail = ("…" if lo > 0 else ""), ("…" if hi < len(src) else "")
+    shown = head + src[lo:hi] + tail
     # Keep tabs as tabs so the caret sits under the same character whatever the tab width.
-    indent = "".join(ch if ch == "\t" else " " * _display_width(ch) for ch in src[:start])
+    indent = "".join(ch if ch == "\t" else " " * _display_width(ch) for ch in head + src[lo:start])
     width = max(_display_width(src[start:stop]), 1)
-    return f"{src}\n{indent}^{'~' * (width - 1)}"
+    return f"{shown}\n{indent}^{'~' * (width - 1)}"
 
 
 def _printable(text: str) -> str:

@@ -193,7 +193,7 @@ def parse(text: str | bytes, limits: Limits = DEFAULT) -> Any:
                 return value
     except json.JSONDecodeError as exc:
         raise Refused("json", "", f"not valid JSON: {exc.msg} at column {exc.colno}") from exc
-    except RecursionError as exc:
+    except jsontext.TooDeep as exc:  # refused by a scan before the recursive reader saw it
         raise Refused("depth", "", f"nesting deeper than {limits.max_depth}") from exc
     except ValueError as exc:  # an integer past Python's conversion limit
         raise Refused("number", "", f"a number too long to read ({str(exc)[:60]})") from exc

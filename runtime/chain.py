@@ -405,7 +405,7 @@ async def invoke(c: Call) -> CallResult:
     if not write:
         register(env, ev, store=False)  # stored once, when settled below
     args = c.trace_args()
-    unreadable = None if outcome.error else border.refusal(outcome.response)
+    unreadable = None if outcome.error else (outcome.unreadable or border.refusal(outcome.response))
     if unreadable is not None:
         return _settle_unreadable(c, ev, write, unreadable, args)
     if outcome.error:

@@ -18,6 +18,7 @@ module: those keep their canonical standard-library form.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 try:  # a declared dependency; the standard library alone still works
@@ -61,9 +62,42 @@ def _has_long_number(text: str | bytes) -> bool:
     return _LONG_RUN in data.translate(_DIGITS)
 
 
+MAX_NESTING = 512
+"""Arrays and objects inside one another that the standard library is given at most: it reads
+nesting by recursion, so deeper text is refused before it is read (orjson stops at 1024 itself)."""
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKETS = re.compile(r"[\[\]{}]")
+_STRING_B = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKETS_B = re.compile(rb"[\[\]{}]")
+
+
+class TooDeep(ValueError):
+    """JSON text nested past `MAX_NESTING`: refused unread, so reading it never recurses deeply."""
+
+
+def nesting_over(text: str | bytes, limit: int = MAX_NESTING) -> bool:
+    """True when `text` opens more than `limit` arrays/objects inside one another (strings are
+    skipped). A scan, no recursion; free for text with few brackets."""
+    opened = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    if opened <= limit:
+        return False
+    strings, brackets = (_STRING, _BRACKETS) if isinstance(text, str) else (_STRING_B, _BRACKETS_B)
+    depth = 0
+    for found in brackets.finditer(strings.sub("", text)):  # type: ignore[arg-type]  # str with str, bytes with bytes
+        if found.group() in ("[", "{", b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
 def loads_standard(text: str | bytes) -> Any:
     """The value of JSON text read by the standard library; `json.JSONDecodeError` (with its
-    message and position) when it is not JSON."""
+    message and position) when it is not JSON, `TooDeep` when nested past `MAX_NESTING`."""
+    if nesting_over(text):
+        raise TooDeep(f"nesting deeper than {MAX_NESTING}")
     return _STD_DECODE(text) if isinstance(text, str) else json.loads(text)
 
 

@@ -19,6 +19,8 @@ from skillc.runtime.state import NodeState
 from skillc.runtime.errors import ErrorName
 from skillc.runtime.vocab import Suspension
 
+MAX_NAME = 256  # characters of a tool name or call id the model sends (MCP names are far shorter)
+
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
 
@@ -40,21 +42,21 @@ async def run_node(env: SessionEnv, node: NodeState) -> str:
         # what the model said is kept in the conversation (and the store) only in a form that can
         # be kept: lone surrogates repaired (border.safe); its arguments are still judged as sent
         assistant: dict[str, Any] = {"role": "assistant", "content": border.safe(response.text) or None}
-        if response.tool_calls:
+        calls = [_at_border(tc) for tc in response.tool_calls]
+        if calls:
             assistant["tool_calls"] = [
-                {"id": tc.id, "type": "function", "function": {"name": border.safe(tc.name),
-                                                         "arguments": border.safe(tc.arguments)}}
-                for tc in response.tool_calls
+                {"id": tc.id, "type": "function", "function": {"name": tc.name, "arguments": border.safe(tc.arguments)}}
+                for tc in calls
             ]
         node.messages.append(assistant)
-        if not response.tool_calls:
+        if not calls:
             node.messages.append({"role": "user", "content": "Continue with a tool call: builtin_node_finish when the "
                                   "goal is reached, builtin_node_follow_up to ask the user, builtin_node_fail to give up."})
             node.no_progress += 1
             if node.no_progress >= env.settings.no_progress_limit:
                 return finish_node(env, node, FAILED, reason="no progress: the model stopped calling tools")
             continue
-        outcome = await _run_calls(env, node, response.tool_calls)
+        outcome = await _run_calls(env, node, calls)
         if outcome:
             return outcome  # tasks.execute saves when a node stops running
         env.save()
@@ -80,6 +82,14 @@ def answer_dangling_calls(messages: list[dict[str, Any]]) -> None:
                 messages.insert(i, {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(
                     {"ok": False, "message": "interrupted: the runtime stopped before this call's result arrived"})})
                 i += 1
+
+
+def _at_border(tc: ToolCall) -> ToolCall:
+    """A model's tool call with its name and id in a form that can be kept (traced, stored, sent
+    back): a lone surrogate becomes U+FFFD and a name past 256 characters is cut, so such a name
+    matches no tool and the call is refused (CATALOG_DENIED), never an internal error."""
+    name, ident = border.clean_text(tc.name, MAX_NAME), border.clean_text(tc.id, MAX_NAME)
+    return tc if name is tc.name and ident is tc.id else ToolCall(id=ident, name=name, arguments=tc.arguments)
 
 
 async def _run_calls(env: SessionEnv, node: NodeState, calls: list[ToolCall]) -> str | None:

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from skillc.runtime import jsontext
 from skillc.runtime.config import McpServerConfig
 from skillc.runtime.errors import SkillcError
 from skillc.runtime.mcp.observe import CURRENT_CALL, CallRecord, Link, ObservedTransport, OnInvoked
@@ -370,7 +371,11 @@ class McpGateway:
         if record.callback_error is not None:
             raise record.callback_error
         text = content_text(result)
-        response = _response_of(result, text)
+        try:
+            response = _response_of(result, text)
+        except jsontext.TooDeep as exc:  # read without recursion: refused, the call still completed
+            return CallOutcome(None, "MCP_TOOL_ERROR" if result.is_error else None,
+                               "the tool's answer cannot be read", server, unreadable=f"JSON {exc}")
         if result.is_error:
             return CallOutcome(response, "MCP_TOOL_ERROR", text or "the tool reported an error", server)
         return CallOutcome(response, None, text, server)

@@ -25,12 +25,15 @@ class CallOutcome:
     `response` is the response JSON (decision 10) when the server answered (also for an
     `MCP_TOOL_ERROR` result), else None. `error` is None on success, else an error name of
     `skillc.runtime.errors` (§14.4). `message` is human text: the tool's own text, or why it failed.
+    `unreadable` says why an answer that came could not be read at all (JSON nested too deep to
+    read): the call completed, so a write is settled, with a business failure saying why.
     """
 
     response: Any
     error: str | None
     message: str
     server: str | None = field(default=None, compare=False)
+    unreadable: str | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -50,5 +53,7 @@ def response_json(result: Any) -> Any:
     text = content_text(result)
     try:
         return jsontext.loads(text)
+    except jsontext.TooDeep:
+        raise  # JSON, but nested too deep to read: not text to pass on (the gateway says why)
     except ValueError:
         return {"text": text}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillc.runtime import trace as trace_mod
-from skillc.runtime.telemetry.metrics import REGISTRY, Registry, record_event
+from skillc.runtime.telemetry.metrics import REGISTRY, Registry, record_event, tool_label
 
 
 @dataclass
@@ -68,7 +68,7 @@ class Telemetry:
             state.boundary = now
         elif kind == "tool.call":
             self.registry.observe("skillc_tool_call_duration_seconds", max(0.0, now - state.boundary),
-                                  str(event.get("tool")))
+                                  tool_label(event))
             state.boundary = now
         elif kind == "write.settled":
             state.boundary = now

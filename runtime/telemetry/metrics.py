@@ -11,7 +11,8 @@ mirrored to OpenTelemetry instruments when OTel metrics are on.
 | `skillc_turn_duration_seconds` | histogram | — |
 | `skillc_tool_call_duration_seconds` | histogram | `tool` |
 
-No label ever holds an argument value: only tool names, error names and codes.
+No label ever holds an argument value: only tool names the studio configures (`other` for a name
+the model invents), error names and codes.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ import math
 import threading
 from bisect import bisect_left
 from typing import Any
+
+from skillc.runtime.errors import ErrorName
 
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 ROUTES = {"call": "direct", "verify": "verify", "user": "user"}
@@ -157,12 +160,25 @@ def tool_outcome(event: dict[str, Any]) -> str:
     return "failed"
 
 
+OTHER_TOOL = "other"
+
+
+def tool_label(event: dict[str, Any]) -> str:
+    """The `tool` label of a tool.call event: its name when the studio configures it (every call
+    but a CATALOG_DENIED one named a tool of the node's catalog or a builtin), else "other". A name
+    the model invents never becomes a label: the series stay bounded, and no model-written text
+    reaches /metrics, which needs no identity."""
+    if event.get("error") == ErrorName.CATALOG_DENIED:
+        return OTHER_TOOL
+    return str(event.get("tool"))
+
+
 def record_event(registry: Registry, event: dict[str, Any]) -> None:
     """Update the counters an event stands for (latencies are timed by the listener)."""
     kind = event["type"]
     if kind == "tool.call":
         outcome = tool_outcome(event)
-        registry.add("skillc_tool_calls_total", 1, str(event.get("tool")), outcome)
+        registry.add("skillc_tool_calls_total", 1, tool_label(event), outcome)
         if outcome == "refused":
             registry.add("skillc_refusals_total", 1, str(event.get("error")), str(event.get("code")))
     elif kind == "audit.approval":
