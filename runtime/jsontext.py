@@ -67,8 +67,6 @@ MAX_NESTING = 512
 nesting by recursion, so deeper text is refused before it is read (orjson stops at 1024 itself)."""
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _BRACKETS = re.compile(r"[\[\]{}]")
-_STRING_B = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-_BRACKETS_B = re.compile(rb"[\[\]{}]")
 
 
 class TooDeep(ValueError):
@@ -78,13 +76,14 @@ class TooDeep(ValueError):
 def nesting_over(text: str | bytes, limit: int = MAX_NESTING) -> bool:
     """True when `text` opens more than `limit` arrays/objects inside one another (strings are
     skipped). A scan, no recursion; free for text with few brackets."""
-    opened = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
-    if opened <= limit:
+    # bytes as latin-1: quotes, backslashes and brackets are ASCII, and no byte of a UTF-8
+    # sequence is, so the scan sees the same structure
+    chars = text if isinstance(text, str) else text.decode("latin-1")
+    if chars.count("[") + chars.count("{") <= limit:
         return False
-    strings, brackets = (_STRING, _BRACKETS) if isinstance(text, str) else (_STRING_B, _BRACKETS_B)
     depth = 0
-    for found in brackets.finditer(strings.sub("", text)):  # type: ignore[arg-type]  # str with str, bytes with bytes
-        if found.group() in ("[", "{", b"[", b"{"):
+    for found in _BRACKETS.finditer(_STRING.sub("", chars)):
+        if found.group() in "[{":
             depth += 1
             if depth > limit:
                 return True
