@@ -185,3 +185,4 @@ class Pairing(Word):
     ID = "id"  # the tool message's tool_call_id names it (ids unique in the conversation)
     POSITION = "position"  # ids repeat: the n-th answer after the call batch is the n-th call's
     NONE = "none"  # no answer was recorded
+    TRACE = "trace"  # a skillc trace: the call's event carries its own answer

@@ -16,8 +16,8 @@ conversation (docs/replay.md, "How a conversation is judged"):
   latest user message before the call, if no write came between, else the next one after it)
   and reported beside it; only a confirmed write runs again, approved, through the chain, so its
   recorded answer becomes evidence;
-- a refused call (or a write not confirmed) contributes no evidence: every later verdict of the
-  conversation is counterfactual, and says so.
+- a refused call (or a write not confirmed) contributes no evidence: when the recording holds its
+  answer, every later verdict of the conversation is counterfactual, and says so.
 """
 from __future__ import annotations
 
@@ -187,12 +187,12 @@ class _Judge:
                 node.pending = None if again.error != ErrorName.APPROVAL_REQUIRED else node.pending
                 v.after_confirmation = outcome(again) if reached else refusal(again)
                 if not reached and not again.replayed:
-                    self.mark_counterfactual(index)
+                    self.mark_counterfactual(index, rec)
             else:
                 node.pending = None  # the live node would have waited here; the write was never sent
-                self.mark_counterfactual(index)
+                self.mark_counterfactual(index, rec)
         elif v.verdict == Verdict.REFUSED:
-            self.mark_counterfactual(index)
+            self.mark_counterfactual(index, rec)
         return v
 
     async def _run(self, node: NodeState, rec: RecordedCall, *, approved: bool) -> tuple[CallResult, bool]:
@@ -202,8 +202,10 @@ class _Judge:
         result = await run_chain(env, node, rec.tool, rec.arguments, approved=approved)
         return result, env.reached > before
 
-    def mark_counterfactual(self, index: int) -> None:
-        if self.result.counterfactual_from is None:
+    def mark_counterfactual(self, index: int, rec: RecordedCall) -> None:
+        # only an answer the recording holds can be missing from the evidence: a call that was
+        # not answered there either (refused live too, in a trace) changes nothing that follows
+        if self.result.counterfactual_from is None and rec.pairing != Pairing.NONE:
             self.result.counterfactual_from = index
 
     def confirmation_of(self, pos: int) -> Confirmation | None:

@@ -13,12 +13,21 @@ from skillc.runtime.replay.judge import JudgeOptions, judge
 from skillc.runtime.replay.openai_format import read_file
 from skillc.runtime.replay.recorded import Conversation, Unreadable
 from skillc.runtime.replay.report import Report
+from skillc.runtime.replay.trace_format import is_trace_line, read_trace
 
 Progress = Callable[[int, int, int], None]  # bytes read, bytes in all, calls judged
 
 
 def read_any(path: str, messages_key: str | None = None) -> Iterator[Conversation | Unreadable]:
-    """The conversations of one file, in whichever recorded format it holds."""
+    """The conversations of one file, in whichever recorded format it holds: a skillc trace
+    when its first line is a trace event, else OpenAI chat messages."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline()
+    except OSError:
+        first = b""
+    if messages_key is None and is_trace_line(first):
+        return read_trace(path)
     return read_file(path, messages_key)
 
 

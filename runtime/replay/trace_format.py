@@ -1,0 +1,138 @@
+"""skillc's own trace files (JSON lines, as `skillc chat --trace` and the scenario runner write
+them) as recorded conversations: one conversation per session.
+
+A session's user messages are its `turn.started` messages (an explicit decision, `CONFIRM` …, is
+kept as one); its calls are its `tool.call` events, each with the answer its observation carries
+(`data`) when the tool was reached (an `mcp.invoked` of that tool came first) or the live run
+replayed an earlier result. A write the live run stopped for approval and ran after the user's
+CONFIRM is two events there; here it is one call, whose answer is the confirmed run's (replay
+asks, reads the CONFIRM, and runs it again as the runtime did). The file is read line by line; a
+trace interleaves sessions, so its conversations are judged once the file has been read.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from skillc.runtime import jsontext
+from skillc.runtime.errors import ErrorName
+from skillc.runtime.replay.recorded import Conversation, RecordedCall, Unreadable, UserMessage
+from skillc.runtime.vocab import Pairing
+
+TRUNCATED = "a recorded answer was cut short in the trace (over 4,000 characters): it is judged as the text kept"
+
+
+def is_trace_line(line: bytes) -> bool:
+    """True when a file's first line is a skillc trace event."""
+    try:
+        event = jsontext.loads(line)
+    except ValueError:
+        return False
+    return isinstance(event, dict) and "seq" in event and isinstance(event.get("type"), str) and "session" in event
+
+
+class _Session:
+    def __init__(self, conv: Conversation) -> None:
+        self.conv = conv
+        self.invoked: list[str] = []  # tools reached since the last tool.call
+        self.gated: dict[str, RecordedCall] = {}  # tool -> its call stopped for approval, waiting
+        self.confirmed = False
+        self.batch = 0
+
+
+def read_trace(path: str) -> Iterator[Conversation | Unreadable]:
+    """Every session of a trace file as a conversation (see the module's docstring)."""
+    sessions: dict[str, _Session] = {}
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        yield Unreadable(path, 0, f"cannot open: {exc.strerror or exc}")
+        return
+    with fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                event = jsontext.loads(line)
+            except ValueError as exc:
+                yield Unreadable(path, number, f"not JSON: {exc}")
+                continue
+            if not isinstance(event, dict) or not isinstance(event.get("session"), str):
+                continue  # not a session's event (a trace may carry others): nothing to replay
+            sid = event["session"]
+            state = sessions.get(sid)
+            if state is None:
+                state = sessions[sid] = _Session(Conversation(id=sid, file=path, line=number))
+            _take(state, event)
+    size = os.path.getsize(path) if os.path.isfile(path) else 0
+    for state in sessions.values():
+        state.conv.end = size
+        yield state.conv
+
+
+def _take(state: _Session, event: dict[str, Any]) -> None:
+    kind = event.get("type")
+    if kind == "turn.started":
+        answer = event.get("answer")
+        if isinstance(event.get("message"), str):
+            state.conv.items.append(UserMessage(event["message"]))
+        elif isinstance(answer, dict) and isinstance(answer.get("decision"), str):
+            state.conv.items.append(UserMessage("", decision=answer["decision"]))
+            state.confirmed = answer["decision"] == "CONFIRM"
+    elif kind == "mcp.invoked" and isinstance(event.get("tool"), str):
+        state.invoked.append(event["tool"])
+    elif kind == "tool.call" and isinstance(event.get("tool"), str):
+        _call(state, event)
+
+
+def _call(state: _Session, event: dict[str, Any]) -> None:
+    tool = event["tool"]
+    reached = tool in state.invoked
+    state.invoked = []
+    data, truncated = _data(event.get("message"))
+    gated = state.gated.pop(tool, None) if state.confirmed and reached else None
+    if gated is not None:  # the confirmed run of a call asked for approval: one call here
+        _answer(gated, event, data)
+        state.confirmed = False
+        if truncated:
+            state.conv.notes.append(TRUNCATED)
+        return
+    state.batch += 1
+    call = RecordedCall(tool=tool, arguments=event.get("args") if isinstance(event.get("args"), dict) else {},
+                        batch=state.batch)
+    if reached or event.get("replayed"):
+        _answer(call, event, data)
+        if truncated:
+            state.conv.notes.append(TRUNCATED)
+    if event.get("error") == ErrorName.APPROVAL_REQUIRED:
+        state.gated[tool] = call
+    state.conv.items.append(call)
+
+
+def _answer(call: RecordedCall, event: dict[str, Any], data: Any) -> None:
+    call.answer, call.pairing = data, Pairing.TRACE
+    error = event.get("error")
+    # a call failure the gateway reported (timeout, I/O, the tool's own error flag) stays one;
+    # a business failure is the contract's verdict on the answer and is judged again here
+    if isinstance(error, str) and error not in (ErrorName.TOOL_BUSINESS_FAILED, ErrorName.APPROVAL_REQUIRED):
+        call.failed = error
+
+
+def _data(message: Any) -> tuple[Any, bool]:
+    """The answer an observation carries, and whether the trace cut it short."""
+    if not isinstance(message, str):
+        return None, False
+    try:
+        obs = jsontext.loads(message)
+    except ValueError:
+        return None, False
+    if not isinstance(obs, dict) or "data" not in obs:
+        return None, False
+    data = obs["data"]
+    if isinstance(data, str) and data.endswith("…"):
+        try:
+            jsontext.loads(data[:-1])
+        except ValueError:
+            return data, True
+    return data, False
