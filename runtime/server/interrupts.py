@@ -14,6 +14,7 @@ from typing import Any
 
 from ag_ui.core import Interrupt, ResumeEntry
 
+from skillc.runtime.gate import approval_tables
 from skillc.runtime.server.auth import Identity
 from skillc.runtime.server.errors import ApiError
 
@@ -45,6 +46,16 @@ def _suspended(session: Any) -> Any:
     return pending, session.task.nodes.get(pending["node"])
 
 
+def _tables_of(session: Any, node: Any) -> list[dict[str, Any]]:
+    """The approval's lists as tables (gate.approval_tables), from the write's bound arguments;
+    none when the skill or tool is no longer loaded."""
+    try:
+        tool_meta = session.skill_module(node.skill).TOOLS.get(node.pending.tool)
+    except KeyError:
+        return []
+    return approval_tables(tool_meta, node.pending.args) if tool_meta is not None else []
+
+
 def interrupt_of(session: Any, key: bytes, tool_call_id: str | None = None) -> Interrupt | None:
     """The AG-UI interrupt for the session's open question, or None when nothing waits."""
     pending, node = _suspended(session)
@@ -57,6 +68,9 @@ def interrupt_of(session: Any, key: bytes, tool_call_id: str | None = None) -> I
     if kind == "APPROVAL" and node is not None and node.pending is not None:
         meta.update(tool=node.pending.tool, summary=node.pending.summary,
                     digest=approval_digest(key, node.pending.tool, node.pending.args))
+        tables = _tables_of(session, node)
+        if tables:
+            meta["tables"] = tables  # lists shown item by item: one row per passenger, line, …
         expires = iso(node.pending.asked_at + session.settings.reconfirm_after) if node.pending.asked_at else None
     elif kind == "VERIFY" and node is not None:
         ev = session.evidence.get(node.verify_evidence or "")

@@ -15,6 +15,9 @@ export function drawCard(interrupt, actions, answered, ctx) {
     "data-interrupt": interrupt.id, role: "group", "aria-label": TITLES[kind] },
     el("h4", {}, TITLES[kind], meta.tool ? [": ", el("code", { class: "card-tool" }, meta.tool)] : null));
   card.append(el("pre", { class: "summary" }, interrupt.message || ""));
+  // a list of the write (passengers, lines…) as a table: one row per item, so whose date of
+  // birth is whose stays readable
+  for (const t of meta.tables || []) card.append(itemTable(t));
   const facts = [];
   if (meta.node) facts.push(`task ${meta.task} · node ${meta.node}`);
   if (meta.evidence) facts.push(`evidence ${meta.evidence}`);
@@ -28,6 +31,13 @@ export function drawCard(interrupt, actions, answered, ctx) {
   if (open) card.append(controls(kind, meta, actions));
   if (answered) card.append(decidedLine(kind, answered, ctx));
   return card;
+}
+
+function itemTable(t) {
+  return el("table", { class: "items", "data-list": t.list },
+    el("caption", {}, t.list),
+    el("thead", {}, el("tr", {}, el("th", {}, "#"), t.columns.map((c) => el("th", {}, c)))),
+    el("tbody", {}, t.rows.map((row, i) => el("tr", {}, el("td", {}, String(i + 1)), row.map((v) => el("td", {}, v))))));
 }
 
 function controls(kind, meta, actions) {
