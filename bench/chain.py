@@ -14,6 +14,10 @@ Rows (each "per call", best of several repeats, timeit style):
 
 Targets (issue 4): chain overhead at most 5 % of the in-process round trip; the schema check at
 least 10x faster than jsonschema. A missed target prints a cProfile of the chain loop.
+
+Then the cost of a call with 0, 5 and 20 contract rules side by side (bench/chain_rules.py:
+interleaved rounds, medians with their spread), alone and with its in-process MCP round trip;
+target 5 rules within 1.2x of none.
 """
 from __future__ import annotations
 
@@ -283,6 +287,13 @@ async def main_async(args: argparse.Namespace) -> int:
     if args.profile or not (overhead_ok and schema_ok):
         print()
         print(await profile(chain["read_fn"], n))
+    from chain_rules import measure  # bench/ is the script's folder, first on sys.path
+
+    print()
+    rounds = 5 if args.quick else 9
+    print(f"contract rules: a read with 0, 5 and 20 rules (n={n // 2} per round, median (min-max) of {rounds} "
+          "interleaved rounds)")
+    print("\n".join(await measure(n // 2, rounds)))
     return 0
 
 

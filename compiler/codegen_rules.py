@@ -283,5 +283,10 @@ def rule_comments(plan: RulePlan) -> list[Code]:
 
 def rule_view(fn: Code, plan: RulePlan) -> dict[str, Any]:
     """What the module template renders for one rule: comments, the function and its RuleMeta."""
-    meta = _call("rt.RuleMeta", _atom(literal(plan.name)), _atom(fn), _atom(literal(plan.message))).layout(8)
+    texts = [_atom(f"expr={literal(plan.expr_text)}")]
+    if plan.when_text is not None:
+        texts.append(_atom(f"when={literal(plan.when_text)}"))
+    if plan.lets:
+        texts.append(_atom(f"lets={literal(tuple((name, text) for name, text, _ in plan.lets))}"))
+    meta = _call("rt.RuleMeta", _atom(literal(plan.name)), _atom(fn), _atom(literal(plan.message)), *texts).layout(8)
     return {"fn": fn, "notes": rule_comments(plan), "body": [Code(line) for line in rule_body(plan)], "meta": Code(meta)}

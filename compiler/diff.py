@@ -231,6 +231,10 @@ def _compare_tool(c: _Collector, name: str, o: dict[str, Any], n: dict[str, Any]
     for key in sorted(set(o["extracts"]) & set(n["extracts"])):
         if o["extracts"][key] != n["extracts"][key]:
             c.add("tool.extract_path", f"extract {_q(key)} now at {n['extracts'][key]['path']}", **t)
+    if o.get("rules") or n.get("rules"):
+        from skillc.compiler.diff_rules import compare_rules  # lark's rule grammar only when used
+
+        compare_rules(c, name, o.get("rules") or {}, n.get("rules") or {})
     if o["label"] != n["label"]:
         c.add("tool.label", f"label {_q(o['label'])} -> {_q(n['label'])}", **t)
     for arg in o["args"]:

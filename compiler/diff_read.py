@@ -242,6 +242,9 @@ def _tool_view(module: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
         "success": _success(judge),
         "error": _error_paths(judge),
         "extracts": _extracts(_fn(module, meta.get("extract"))),
+        "rules": {r["__args__"][0]: {"expr": r.get("expr", ""), "when": r.get("when"), "lets": [list(x) for x in r.get("lets", ())],
+                                    "message": r["__args__"][2]}
+                  for r in meta.get("rules", ()) if isinstance(r, dict) and r.get("__record__") == "RuleMeta"},
     }
 
 

@@ -132,6 +132,12 @@ def _tool_lines(name: str, tool: ir.ToolContract, names: set[str], warn: _Warn) 
         key = ex.key or (ex.path.text if ex.path else "")
         entity = f", entity {ex.entity.type}" if ex.entity and ex.entity.type else ""
         lines.append(f"  extract {key}: {ex.path.text if ex.path else ''}{entity}")
+    if tool.rules:
+        from skillc.compiler.rules_words import rule_in_words  # lark's rule grammar only when used
+
+        lines.append("  rules (every one must hold, or the call is refused; judged again at CONFIRM):")
+        for rule in tool.rules:
+            lines += ["  " + line for line in rule_in_words(rule)]
     if tool.verify is not None:
         lines.append(f"  verify with {tool.verify.tool!r}" + ("" if tool.verify.args else " (the whole request)"))
         if tool.verify.tool and tool.verify.tool not in names:

@@ -283,9 +283,10 @@ class RuleLet(Node):
 
 
 class Rule(Node):
-    """rules[] of a tool (a skillc extension, docs/reference/rules.md): texts as written; the
-    front end parses and checks them (compiler.rules_front), codegen compiles them.
-    `prop_spans` holds the spans of the name, when, expr and message strings."""
+    """One business rule of a tool (rules[], a skillc extension: docs/reference/rules.md).
+
+    Its texts as written; the front end parses and checks them (compiler.rules_front), codegen
+    compiles them. `prop_spans` holds the spans of the name, when, expr and message strings."""
 
     name: str | None = None
     when: str | None = None

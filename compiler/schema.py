@@ -21,7 +21,8 @@ INTERNAL_FIELDS = frozenset({"span", "key_span", "prop_spans", "name", "path", "
 AUTHOR_KEYS: dict[type[BaseModel], dict[str, str]] = {
     ir.Contract: {"mode": "mode", "delegatable": "delegatable", "target": "target", "inputs": "inputs", "outputs": "outputs", "tools": "tools"},
     ir.ToolContract: {"label": "label", "sideEffect": "side_effect", "confirm": "confirm", "idempotencyKey": "idempotency_key", "args": "args",
-                      "success": "success", "error": "error", "extracts": "extracts", "verify": "verify"},
+                      "success": "success", "error": "error", "extracts": "extracts", "verify": "verify", "rules": "rules"},
+    ir.Rule: {"name": "name", "when": "when", "let": "lets", "expr": "expr", "message": "message"},
     ir.ArgContract: {"from": "from_", "const": "const", "when": "when", "sources": "sources", "required": "required", "enum": "enum",
                      "missing": "missing", "sensitive": "sensitive", "label": "label", "fresh": "fresh"},
     ir.Missing: {"action": "action", "tool": "tool", "message": "message"},
@@ -52,6 +53,12 @@ DESCRIPTIONS: dict[str, str] = {
     "ToolContract.error": "Where the business error code and message are in the response (§6.2).",
     "ToolContract.extracts": "Semantic extracts of the response: evidence.<key>, counts, entities (§6.3).",
     "ToolContract.verify": "How to check an uncertain write with a read tool (§6.4).",
+    "ToolContract.rules": "Business rules judged before the call, each a CEL-subset expression (skillc extension, docs/reference/rules.md).",
+    "Rule.name": "Identifier of the rule, unique on the tool; refusals and approvals name it.",
+    "Rule.when": "Optional guard: the rule applies only when this expression is true.",
+    "Rule.let": "Local names bound to expressions, in order; later ones may use earlier ones.",
+    "Rule.expr": "The rule: a boolean expression over args, platform, shared, inputs, now, evidence.TOOL, latest.TOOL, origin(args.PATH).",
+    "Rule.message": "What the model is told when the rule refuses a call: what is wrong and what to do next.",
     "ArgContract.from": "Value expression (§9): inputs. outputs. shared. session. prior. platform. evidence.",
     "ArgContract.const": "Constant value; always overrides the model. Exclusive with from.",
     "ArgContract.when": "Binding condition of from (§5.4).",
@@ -107,6 +114,8 @@ def _type_schema(annotation: Any, owner: type[BaseModel], field: str) -> dict[st
         return s
     if annotation is Any:
         return {}
+    if owner is ir.Rule and field == "lets":  # `let`: an object of name -> expression, in order
+        return {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}
     if annotation is ir.Path:
         return {"type": "string"}
     if origin is Literal:
@@ -142,7 +151,10 @@ def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
             s["default"] = default
         props[key] = s
     # Unknown properties are ignored by the runtime (§19), so the schema allows them.
-    return {"type": "object", "description": (model.__doc__ or "").strip().splitlines()[0], "properties": props}
+    out = {"type": "object", "description": (model.__doc__ or "").strip().splitlines()[0], "properties": props}
+    if model is ir.Rule:
+        out["required"] = ["name", "expr", "message"]
+    return out
 
 
 def contract_json_schema() -> dict[str, Any]:

@@ -95,14 +95,15 @@ def _dur(v: timedelta, op: str) -> timedelta:
 def to_decimal(v: Any, what: str = "decimal()") -> Decimal:
     """A number or numeric text as an exact decimal: a JSON double by its shortest text
     (12.34 -> Decimal('12.34'), never the binary expansion), an int exactly."""
-    if isinstance(v, Decimal):
+    t = type(v)
+    if t is Decimal:
         return v
-    if _is_int(v):
+    if t is int:
         return Decimal(v)
-    if type(v) is float:
+    if t is float:
         if math.isnan(v) or math.isinf(v):
             raise Undecidable(what, f"{v} is not a decimal number")
-        return Decimal(repr(v))
+        return _float_decimal(v)
     if isinstance(v, str):
         try:
             d = Decimal(v.strip())
@@ -114,9 +115,18 @@ def to_decimal(v: Any, what: str = "decimal()") -> Decimal:
     raise Undecidable(what, f"a {type_name(v)} is not a number")
 
 
+@lru_cache(maxsize=4096)
+def _float_decimal(v: float) -> Decimal:
+    """A finite double as the decimal of its shortest text (prices recur: kept for reuse)."""
+    return Decimal(repr(v))
+
+
 def _promote(a: Any, b: Any) -> tuple[Any, Any, str]:
     """Two numbers brought to one kind: int, double, or decimal when either is a decimal."""
-    if _is_int(a) and _is_int(b):
+    ta, tb = type(a), type(b)
+    if ta is tb:
+        return a, b, _KIND[ta]
+    if ta is int and tb is int:
         return a, b, "int"
     if isinstance(a, Decimal) or isinstance(b, Decimal):
         return to_decimal(a), to_decimal(b), "decimal"
@@ -125,9 +135,14 @@ def _promote(a: Any, b: Any) -> tuple[Any, Any, str]:
 
 # ---------------------------------------------------------------- arithmetic
 
+_KIND = {int: "int", float: "double", Decimal: "decimal"}
+
 
 def add(a: Any, b: Any) -> Any:
     """`a + b`: numbers, strings, lists, timestamp + duration, duration + duration."""
+    ta = type(a)
+    if ta is type(b) and (ta is Decimal or ta is float or ta is str):  # the common cases, first
+        return a + b
     if _is_num(a) and _is_num(b):
         x, y, kind = _promote(a, b)
         return _int64(x + y, "+") if kind == "int" else x + y
@@ -223,6 +238,9 @@ def neg(a: Any) -> Any:
 def eq(a: Any, b: Any) -> bool:
     """`a == b`: numbers by value across int, double and decimal; lists and maps member by member;
     other values of different kinds are never equal (no error)."""
+    ta = type(a)
+    if ta is type(b) and (ta is str or ta is int or ta is bool or ta is float or ta is Decimal):  # common cases first
+        return a == b
     if _is_num(a) and _is_num(b):
         if isinstance(a, Decimal) or isinstance(b, Decimal):
             if (type(a) is float and not math.isfinite(a)) or (type(b) is float and not math.isfinite(b)):
@@ -283,21 +301,33 @@ def _order(op: str, a: Any, b: Any) -> int:
 
 def lt(a: Any, b: Any) -> bool:
     """`a < b`: numbers (across kinds), strings, bools, timestamps, durations."""
+    ta = type(a)
+    if ta is type(b) and (ta is int or ta is float or ta is str):  # the common cases, first (NaN: false)
+        return a < b
     return _order("<", a, b) == -1
 
 
 def le(a: Any, b: Any) -> bool:
     """`a <= b`."""
+    ta = type(a)
+    if ta is type(b) and (ta is int or ta is float or ta is str):  # the common cases, first (NaN: false)
+        return a <= b
     return _order("<=", a, b) in (-1, 0)
 
 
 def gt(a: Any, b: Any) -> bool:
     """`a > b`."""
+    ta = type(a)
+    if ta is type(b) and (ta is int or ta is float or ta is str):  # the common cases, first (NaN: false)
+        return a > b
     return _order(">", a, b) == 1
 
 
 def ge(a: Any, b: Any) -> bool:
     """`a >= b`."""
+    ta = type(a)
+    if ta is type(b) and (ta is int or ta is float or ta is str):  # the common cases, first (NaN: false)
+        return a >= b
     return _order(">=", a, b) in (0, 1)
 
 
@@ -317,6 +347,8 @@ def _map_get(m: dict, key: Any) -> Any:
 def in_(a: Any, coll: Any) -> bool:
     """`a in list` (an equal member) or `a in map` (a key)."""
     if isinstance(coll, list):
+        if type(a) is str:  # a string equals only a string: Python's own `in` says the same
+            return a in coll
         return any(eq(a, x) for x in coll)
     if isinstance(coll, dict):
         return _map_get(coll, a) is not _ABSENT
@@ -338,19 +370,18 @@ def not_(v: Any) -> bool:
     return not truth(v, "!")
 
 
-def _try(f: Callable[[], Any]) -> Any:
-    try:
-        return f()
-    except Undecidable as exc:
-        return exc
-
-
 def and_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
     """`left && right`: false if either side is false, even when the other cannot be decided."""
-    a = _try(left)
+    try:
+        a = left()
+    except Undecidable as exc:
+        a = exc
     if a is False:
         return False
-    b = _try(right)
+    try:
+        b = right()
+    except Undecidable as exc:
+        b = exc
     if b is False:
         return False
     if a is True and b is True:
@@ -363,10 +394,16 @@ def and_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
 
 def or_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
     """`left || right`: true if either side is true, even when the other cannot be decided."""
-    a = _try(left)
+    try:
+        a = left()
+    except Undecidable as exc:
+        a = exc
     if a is True:
         return True
-    b = _try(right)
+    try:
+        b = right()
+    except Undecidable as exc:
+        b = exc
     if b is True:
         return True
     if a is False and b is False:
@@ -458,7 +495,10 @@ def all_(coll: Any, pred: Callable[[Any], Any]) -> bool:
     """`coll.all(x, p)`: false if any item is false (even when another cannot be decided)."""
     err: Undecidable | None = None
     for item in _items(coll, "all"):
-        v = _try(lambda: pred(item))
+        try:
+            v = pred(item)
+        except Undecidable as exc:
+            v = exc
         if v is False:
             return False
         if v is not True:
@@ -472,7 +512,10 @@ def exists(coll: Any, pred: Callable[[Any], Any]) -> bool:
     """`coll.exists(x, p)`: true if any item is true (even when another cannot be decided)."""
     err: Undecidable | None = None
     for item in _items(coll, "exists"):
-        v = _try(lambda: pred(item))
+        try:
+            v = pred(item)
+        except Undecidable as exc:
+            v = exc
         if v is True:
             return True
         if v is not False:
@@ -506,8 +549,12 @@ def map_(coll: Any, fn: Callable[[Any], Any], pred: Callable[[Any], Any] | None 
 def sum_(coll: Any) -> Any:
     """`sum(list)`: 0 for an empty list; ints stay ints, any double makes a double, any decimal a
     decimal (exact)."""
+    items = coll if isinstance(coll, list) else _bad_list("sum", coll)
+    kinds = {type(v) for v in items}
+    if len(kinds) == 1 and (Decimal in kinds or float in kinds):  # one kind: Python's own sum is exact enough
+        return sum(items, Decimal(0) if Decimal in kinds else 0.0)
     total: Any = 0
-    for v in _items(coll, "sum") if isinstance(coll, list) else _bad_list("sum", coll):
+    for v in items:
         if not _is_num(v):
             raise Undecidable("sum", f"a {type_name(v)} is not a number")
         total = add(total, v)

@@ -22,19 +22,27 @@ class Scope:
     """The names a rule sees. `records` yields (tool, response body) pairs in §9 order (this
     node's newest first, then upstream nodes); it is read once, when a rule first asks."""
 
-    __slots__ = ("args", "platform", "shared", "inputs", "now", "vars", "_records", "_seen", "_by_tool")
+    __slots__ = ("args", "platform", "shared", "inputs", "_now", "_clock", "vars", "_records", "_seen", "_by_tool")
 
-    def __init__(self, *, args: Any, platform: Any, shared: Any, inputs: Any, now: datetime,
+    def __init__(self, *, args: Any, platform: Any, shared: Any, inputs: Any, now: datetime | float,
                  records: Callable[[], Iterable[tuple[str, Any]]], vars: dict[str, Any] | None = None) -> None:
         self.args = args
         self.platform = platform
         self.shared = shared
         self.inputs = inputs
-        self.now = now
+        # `now` as a timestamp, or the clock's epoch seconds (made a timestamp only if a rule reads it)
+        self._now, self._clock = (now, 0.0) if isinstance(now, datetime) else (None, now)
         self.vars = vars or {}
         self._records = records
         self._seen: list[tuple[str, Any]] | None = None
         self._by_tool: dict[str, list[Any]] = {}
+
+    @property
+    def now(self) -> datetime:
+        """`now`: the runtime clock as a UTC timestamp."""
+        if self._now is None:
+            self._now = datetime.fromtimestamp(self._clock, timezone.utc)
+        return self._now
 
     def _all(self) -> list[tuple[str, Any]]:
         if self._seen is None:
@@ -91,7 +99,7 @@ def _holder(body: Any, value: Any) -> dict | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outcome:
     """One rule's verdict on one call."""
 
@@ -133,20 +141,21 @@ class Verdict:
 def judge(rules: Sequence[RuleMeta], scope: Scope) -> Verdict:
     """Run every rule (a broken one fails closed as undecidable, naming the error)."""
     verdict = Verdict()
+    add = verdict.outcomes.append
     for rule in rules:
         try:
             value = rule.check(scope)
         except Undecidable as exc:
-            verdict.outcomes.append(Outcome(rule, RuleStatus.UNDECIDABLE, str(exc)))
+            add(Outcome(rule, RuleStatus.UNDECIDABLE, str(exc)))
             continue
         except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as exc:
-            verdict.outcomes.append(Outcome(rule, RuleStatus.UNDECIDABLE, f"{type(exc).__name__}: {exc}"))
+            add(Outcome(rule, RuleStatus.UNDECIDABLE, f"{type(exc).__name__}: {exc}"))
             continue
-        if value is None:
-            verdict.outcomes.append(Outcome(rule, RuleStatus.SKIPPED))
-        else:
-            verdict.outcomes.append(Outcome(rule, RuleStatus.HELD if value else RuleStatus.VIOLATED))
+        add(Outcome(rule, _HELD if value else (_SKIPPED if value is None else _VIOLATED)))
     return verdict
+
+
+_HELD, _VIOLATED, _SKIPPED = RuleStatus.HELD, RuleStatus.VIOLATED, RuleStatus.SKIPPED
 
 
 def call_scope(ctx: NodeContext, args: dict[str, Any], now: float) -> Scope:
@@ -155,5 +164,4 @@ def call_scope(ctx: NodeContext, args: dict[str, Any], now: float) -> Scope:
         for ev in ctx.visible_evidence():
             yield ev.tool, ev.response
 
-    return Scope(args=args, platform=ctx.platform, shared=ctx.shared, inputs=ctx.inputs,
-                 now=datetime.fromtimestamp(now, timezone.utc), records=records)
+    return Scope(args=args, platform=ctx.platform, shared=ctx.shared, inputs=ctx.inputs, now=now, records=records)

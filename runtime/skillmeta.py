@@ -144,6 +144,9 @@ class RuleMeta:
     name: str
     check: Callable[[Any], bool | None]
     message: str
+    expr: str = ""  # the rule's texts as written (skillc diff and explain read them)
+    when: str | None = None
+    lets: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

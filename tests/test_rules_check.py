@@ -121,7 +121,9 @@ def test_a_checked_rule_compiles_to_one_readable_function() -> None:
     assert "    v_o = r.latest(\"get_order\")\n" in block
     assert "return cel.SKIPPED" in block and "return cel.result(" in block
     assert all(len(line) <= 120 for line in block.splitlines()), max(block.splitlines(), key=len)
-    assert 'rt.RuleMeta("cancel_only_pending", _cancel_order__rule__cancel_only_pending' in source
+    meta = source[source.index("rt.RuleMeta("):]
+    assert meta.startswith('rt.RuleMeta(\n            "cancel_only_pending",\n            _cancel_order__rule__cancel_only_pending,')
+    assert "expr=\"o.status == 'pending' && args.reason in ['no longer needed']\"," in meta
 
 
 def test_a_contract_without_rules_imports_nothing_new() -> None:
@@ -131,3 +133,22 @@ def test_a_contract_without_rules_imports_nothing_new() -> None:
     assert contract is not None
     source = codegen.generate_module(profile, contract)
     assert "import cel" not in source and "rules=" not in source
+
+
+def test_explain_tells_each_rule_in_words() -> None:
+    from skillc.compiler.explain import explain
+
+    rule = {"name": "cancel_only_pending", "let": {"o": "latest.get_order"}, "when": "args.reason != 'other'",
+            "expr": "o.status == 'pending' && evidence.get_order.exists(x, x.id == args.order_id || has(x.ref))",
+            "message": "Only a pending order can be cancelled."}
+    text = _contract([rule])
+    profile = ir.SkillProfile(skill_key="shop.cancel", skill_contract=text, tool_names=["get_order", "cancel_order"])
+    contract, _ = check_skill(profile)
+    assert contract is not None
+    lines, _ = explain(profile, contract)
+    body = "\n".join(lines)
+    assert ("    rule cancel_only_pending: o.status is 'pending' and some x of the get_order responses has "
+            "(x.id is args.order_id or x has ref)") in body
+    assert "      applies only when args.reason is not 'other'" in body
+    assert "      where o is the latest get_order response" in body
+    assert "      else refused, telling the model: 'Only a pending order can be cancelled.'" in body
