@@ -61,7 +61,7 @@ def _same(a: Any, b: Any) -> bool:
 
 def compare_rules(c: Sink, tool: str, old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> None:
     """The changes to one tool's rules, by rule name."""
-    t = {"tool": tool}
+    t: dict[str, Any] = {"tool": tool}
     for name in old:
         if name not in new:
             c.add("rule.removed", f"rule {name} removed: calls it refused now pass ({old[name]['expr']})", True,

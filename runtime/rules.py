@@ -31,7 +31,8 @@ class Scope:
         self.shared = shared
         self.inputs = inputs
         # `now` as a timestamp, or the clock's epoch seconds (made a timestamp only if a rule reads it)
-        self._now, self._clock = (now, 0.0) if isinstance(now, datetime) else (None, now)
+        self._now: datetime | None = now if isinstance(now, datetime) else None
+        self._clock: float = 0.0 if isinstance(now, datetime) else now
         self.vars = vars or {}
         self._records = records
         self._seen: list[tuple[str, Any]] | None = None
