@@ -93,3 +93,19 @@ def test_help_teaches_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
         skillc(["replay", "--help"])
     out = capsys.readouterr().out
     assert "examples:" in out and "--messages-key traj" in out and "exit status:" in out
+
+
+def test_the_progress_bar_draws_only_for_long_inputs_and_wipes_itself() -> None:
+    import io
+
+    from skillc.replay.progress import LONG_INPUT, Bar
+
+    ticks = iter(float(n) for n in range(100))
+    out = io.StringIO()
+    bar = Bar(out, clock=lambda: next(ticks))
+    bar(10, 1000, 5)
+    assert out.getvalue() == ""  # a small input finishes before a bar would be readable
+    bar(LONG_INPUT // 2, LONG_INPUT, 1234)
+    assert "[###############...............]  50%  1,234 calls judged" in out.getvalue()
+    bar.close()
+    assert out.getvalue().endswith("\r\033[K")
