@@ -240,6 +240,19 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> RuleError:
     return RuleError(f"unexpected {found}{hint}", pos, end)
 
 
+MAX_DEPTH = 64  # nesting of one rule expression: far beyond any real rule, well within the recursion limit
+
+
+def _depth(node: A.Node) -> int:
+    """How deeply the expression nests (iteratively: a hostile text cannot exhaust the stack here)."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in A.children(n))
+    return deepest
+
+
 def _check_ints(node: A.Node) -> None:
     """Integer literals must fit CEL's 64-bit int (after the sign is applied)."""
     if isinstance(node, A.Lit) and node.kind == "int" and not INT64_MIN <= node.value <= INT64_MAX:
@@ -253,15 +266,21 @@ def parse_rule_expr(text: str) -> A.Node:
     """Parse one rule expression into rule IR; raises RuleError (syntax or unsupported)."""
     if not text.strip():
         raise RuleError("empty expression", 0, max(len(text), 1))
+    deep = RuleError(f"the expression nests more than {MAX_DEPTH} levels deep: split it with let", 0, len(text))
     try:
         tree = _parser().parse(text)
+        node = _ToAst(text).transform(tree)
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc) from None
-    try:
-        node = _ToAst(text).transform(tree)
     except VisitError as exc:
         if isinstance(exc.orig_exc, RuleError):
             raise exc.orig_exc from None
+        if isinstance(exc.orig_exc, RecursionError):
+            raise deep from None
         raise
+    except RecursionError:
+        raise deep from None
+    if _depth(node) > MAX_DEPTH:
+        raise deep
     _check_ints(node)
     return node

@@ -186,3 +186,14 @@ def test_a_match_is_bounded_in_time() -> None:
 def test_other_variables_are_names_of_the_expression() -> None:
     assert eval_expression("x + y", {"x": 1, "y": 2}).value == 3
     assert eval_expression("z > 0").error == "compile"
+
+
+@pytest.mark.parametrize("text", [" && ".join(["true"] * 3000), "-" * 3000 + "1", "[" * 2000 + "]" * 2000,
+                                  "args" + ".b" * 3000, "!" * 5000 + "true"], ids=["and", "neg", "list", "select", "not"])
+def test_a_hostile_nesting_is_a_compile_error_not_a_crash(text: str) -> None:
+    result = eval_expression(text, VARS)
+    assert result.error == "compile" and result.error_code == "SC701", result.message
+
+
+def test_parentheses_alone_do_not_nest() -> None:
+    assert eval_expression("(" * 5000 + "1" + ")" * 5000).value == 1
