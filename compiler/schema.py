@@ -24,12 +24,13 @@ AUTHOR_KEYS: dict[type[BaseModel], dict[str, str]] = {
                       "success": "success", "error": "error", "extracts": "extracts", "verify": "verify", "rules": "rules"},
     ir.Rule: {"name": "name", "when": "when", "let": "lets", "expr": "expr", "message": "message"},
     ir.ArgContract: {"from": "from_", "const": "const", "when": "when", "sources": "sources", "required": "required", "enum": "enum",
-                     "missing": "missing", "sensitive": "sensitive", "label": "label", "fresh": "fresh"},
+                     "missing": "missing", "sensitive": "sensitive", "label": "label", "fresh": "fresh",
+                     "evidence": "evidence"},
     ir.Missing: {"action": "action", "tool": "tool", "message": "message"},
     ir.Success: {"path": "path", "op": "op", "value": "value"},
     ir.ErrorPaths: {"code": "code", "message": "message"},
     ir.Extract: {"key": "key", "path": "path", "fields": "fields", "entity": "entity"},
-    ir.Entity: {"type": "type", "id": "id", "name": "name", "scalar": "scalar"},
+    ir.Entity: {"type": "type", "id": "id", "name": "name", "scalar": "scalar", "keyed": "keyed"},
     ir.Verify: {"tool": "tool", "args": "args"},
     ir.VerifyArg: {"from": "from_", "const": "const"},
     ir.InputSpec: {"from": "from_", "required": "required", "provider": "provider"},
@@ -69,6 +70,8 @@ DESCRIPTIONS: dict[str, str] = {
     "ArgContract.sensitive": "Mask the value in summaries and approval texts.",
     "ArgContract.label": "Display name used in approvals and questions.",
     "ArgContract.fresh": "Not in effect (§19).",
+    "ArgContract.evidence": "skillc extension: the record fields that may back an EVIDENCE value, as <tool>:<response path> "
+                            "or <extract key>[.<path>] (one, or a list).",
     "Missing.tool": "CALL_TOOL: the tool to call first (in toolNames, not the argument's own tool).",
     "Missing.message": "FAIL: the failure explanation.",
     "Success.path": "Dotted response path; a numeric segment indexes a list.",
@@ -77,6 +80,7 @@ DESCRIPTIONS: dict[str, str] = {
     "Extract.path": "Response path of the extracted subtree (required, non-empty).",
     "Extract.fields": "Counting: an object counts 1 if any of these fields has a value.",
     "Entity.scalar": "Field name given to a scalar value so that it becomes an entity.",
+    "Entity.keyed": "skillc extension: the object is a map from entity id to entity (each member one entity, its key the id).",
     "Verify.tool": "A read tool (sideEffect NONE) of this contract and of toolNames.",
     "Verify.args": "Only const or from: call.<path> (the original write's request).",
     "VerifyArg.from": "call.<path>: a parameter of the original write request.",
@@ -107,6 +111,8 @@ def _strip_none(annotation: Any) -> Any:
 def _type_schema(annotation: Any, owner: type[BaseModel], field: str) -> dict[str, Any]:
     annotation = _strip_none(annotation)
     origin = get_origin(annotation)
+    if field == "evidence" and owner is ir.ArgContract:  # written as text, resolved by the front end
+        return {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
     if field == "from_":
         s: dict[str, Any] = {"type": "string"}
         if owner in _FROM_PATTERNS:
