@@ -375,7 +375,8 @@ class Session:
             raise  # the turn cannot be kept: the session is reloaded, the caller told
         except ModelError as exc:
             self.emit("error", message=str(exc), code=ModelError.name)
-            return Reply(f"error: {exc}", False, task=self.task.id if self.task else None)
+            # kind names the failure, so a reply given again (the same message re-sent) still says it failed
+            return Reply(f"error: {exc}", False, ModelError.name, task=self.task.id if self.task else None)
         except PlanningFailed as exc:
             return self._planning_failed(exc)
         except Exception as exc:  # a runtime bug must not take the serving process down

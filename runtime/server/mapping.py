@@ -17,6 +17,7 @@ from ag_ui.core import (PROTOCOL_VERSION, BaseEvent, CustomEvent, RunErrorEvent,
                         StepStartedEvent, TextMessageContentEvent, TextMessageEndEvent, TextMessageStartEvent,
                         ToolCallArgsEvent, ToolCallEndEvent, ToolCallResultEvent, ToolCallStartEvent)
 
+from skillc.runtime.model.base import ModelError
 from skillc.runtime.server.errors import RUN_ERRORS, ApiError
 from skillc.runtime.server.interrupts import interrupt_of
 from skillc.runtime.server.runs import RunLog
@@ -76,6 +77,8 @@ class RunMapper:
     def finish(self, reply: Any) -> None:
         """The reply as a text message, a final snapshot, RUN_FINISHED with success or interrupt;
         RUN_ERROR instead when the turn failed (the model endpoint down or answering garbage)."""
+        if self.failure is None and getattr(reply, "kind", None) == ModelError.name:
+            self.failure = (str(reply.text), ModelError.name)  # a failed turn's reply, given again
         if self.failure is not None:
             self.snapshot()  # the task is still open: the next message continues it
             self.failed(*self.failure)

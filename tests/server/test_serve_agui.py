@@ -359,6 +359,12 @@ def test_a_failed_run_ends_in_run_error_without_internal_detail(alice: Client, m
         assert secret not in shown, secret
     logged = [r for r in kept.records if reference in r.getMessage()]
     assert len(logged) == 1 and upstream in logged[0].getMessage() and host_port in logged[0].getMessage()
+    # the same message sent again (a client's retry) gets the turn's answer again: the failure,
+    # not the stored error text as a successful reply
+    again = alice.run("broken", "broken-1b", "Please create an article titled Doomed", msg_id="broken-1.m")
+    assert again.events[-1]["type"] == "RUN_ERROR" and again.events[-1]["code"] == "MODEL_ERROR"
+    assert not again.of("RUN_FINISHED") and not again.of("TEXT_MESSAGE_CONTENT")
+    assert all(secret not in json.dumps(again.events) for secret in (host_port, upstream))
     # the session lives on: the next message runs normally
     model.add(call("builtin_node_follow_up", question="Which title?", expectedFields=["title"]))
     again = alice.run("broken", "broken-2", "Create an article please")
