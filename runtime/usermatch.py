@@ -73,7 +73,12 @@ def _date(y: str | int, m: str | int, d: str | int) -> date | None:
 def dates_in(text: str) -> frozenset[date]:
     """Every date written in `text` (lower case) in a common format; d/m/y and m/d/y both read."""
     found: set[date | None] = set()
+    if not any(c.isdigit() for c in text):
+        return frozenset()
+    named = any(w in _MONTHS for w in _WORDS.findall(text))  # the month-name patterns are the slow ones
     for kind, pattern in _DATES:
+        if kind in ("mdy", "dmy") and not named:
+            continue
         for m in pattern.finditer(text):
             g = m.groups()
             if kind == "ymd":
@@ -175,7 +180,8 @@ class Needle:
             plain = unicodedata.normalize("NFKC", value).strip().lower()
             if _PLAIN_DECIMAL.fullmatch(plain):
                 self.number = Decimal(plain)
-            self.dates = dates_in(plain) if any(pattern.fullmatch(plain) for _, pattern in _DATES) else frozenset()
+            self.dates = (dates_in(plain) if any(c.isdigit() for c in plain)
+                          and any(pattern.fullmatch(plain) for _, pattern in _DATES) else frozenset())
             words = _WORDS.findall(plain)
             if len(words) >= 2 and not self.dates:
                 self.words = tuple(words)
