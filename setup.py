@@ -1,4 +1,4 @@
-"""Maps the top-level folders DESIGN.md fixes into the one `skillc` namespace."""
+"""Maps the top-level folders (cli/, compiler/, runtime/, grammar/, examples/, generated/) into the one `skillc` namespace."""
 from __future__ import annotations
 
 import os

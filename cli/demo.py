@@ -18,7 +18,7 @@ from typing import Any, Callable
 PLATFORM = {"userId": 7, "memberId": 70, "name": "alice", "organId": 9, "organName": "Acme",
             "organType": "COMPANY", "deptPath": "/1/9"}
 
-# The LLM side of the conversation (FORMAT.md script entries), turn by turn.
+# The LLM side of the conversation (docs/reference/scenarios.md script entries), turn by turn.
 SCRIPT: list[dict[str, Any]] = [
     {"user": "Please create an article titled Spring launch",
      "model": [{"route": "editor"},

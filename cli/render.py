@@ -70,7 +70,7 @@ class Renderer:
             self._once(ev.get("question") or "")
             self.write(self._c(CYAN, f"    ? {ev.get('kind')}: {ev.get('question')}"))
         elif kind in ("node.finished", "task.finished") and ev.get("state") != "DONE" and self.verbose:
-            # The reply names every failure reason (DESIGN decision 9): without -v it says it once.
+            # The reply names every failure reason (docs/interpretations.md: Reply): without -v it says it once.
             if self._once(ev.get("reason") or ""):
                 what = "node" if kind == "node.finished" else "task"
                 self.write(self._c(RED, f"    {what} {ev.get(what)} {ev.get('state')}: {ev.get('reason')}"))

@@ -52,7 +52,7 @@ def _part(name: str) -> ir.PathPart:
 
 
 def _segment(name: str) -> ir.PathPart:
-    # A numeric segment indexes a list (DESIGN decision 1), e.g. `evidence.tag_list.0.id`.
+    # A numeric segment indexes a list (docs/interpretations.md: Paths), e.g. `evidence.tag_list.0.id`.
     index = ascii_int(name)  # as the runtime reads a path: 5,000 digits name a member, no index
     if index is not None:
         return ir.PathPart(kind="index", index=index)
@@ -75,7 +75,7 @@ class _ToIR(Transformer):
         return c[0]
 
     def response_path(self, c: list[Token]) -> list[ir.PathPart]:
-        # A numeric segment indexes a list (DESIGN decision 1).
+        # A numeric segment indexes a list (docs/interpretations.md: Paths).
         return [_segment(str(t)) for t in c]
 
     def inputs_ref(self, c: list[Any]) -> tuple[str, Any]:

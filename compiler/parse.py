@@ -206,7 +206,7 @@ class _Builder:
             code = "SC118" if kind == "verify" and exc.kind == "prefix" else _EXPR_CODES[exc.kind]
             help = "verify.args take only const or from: call.<path> (§6.4)" if code == "SC118" else None
             self._d(code, "warning" if code == "SC118" else "error", f"{where}.from: {exc.message}",
-                    self._sub_span(j.span, exc.column), help=help)  # SC118 leaves the argument out (DESIGN 19)
+                    self._sub_span(j.span, exc.column), help=help)  # SC118 leaves it out ("What drops a skill")
             return None
 
     def _path(self, text: str, span: ir.Span, where: str, response: bool) -> ir.Path | None:

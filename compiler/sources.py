@@ -1,4 +1,4 @@
-"""Studio sources (§1.1, DESIGN "Skill sources"): a directory, a SQLite database, an inline mapping.
+"""Studio sources (§1.1): a directory, a SQLite database, an inline mapping.
 
 Each yields an `ir.Studio` with bindings resolved: only `status=ACTIVE` agents and skills and
 `enabled_flag=1` bindings load. An agent's binding to a skill that is not ACTIVE is dropped; a
@@ -317,7 +317,7 @@ def write_studio_sqlite(studio: ir.Studio, path: str | os.PathLike[str]) -> None
 
 
 def studio_from_mapping(data: dict[str, Any], *, origin: str) -> ir.Studio:
-    """A studio from the scenario format's inline `studio:` (conformance/FORMAT.md).
+    """A studio from the scenario format's inline `studio:` (docs/reference/scenarios.md).
 
     Agents carry `skills: [skill_key, ...]`, skills carry `tools:` (toolNames) and `contract:`
     (the skill_contract text; `skill_contract:` is accepted too). Positions in diagnostics refer

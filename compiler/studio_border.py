@@ -5,8 +5,8 @@ carry what nothing downstream can keep: a lone surrogate from a `"\\ud800"` esca
 that are not UTF-8 (not encodable, so neither storable, traceable nor loadable), a text too long to
 hold, a contract nested too deep or with a number too long to convert. Such a record is unreadable:
 it is refused here with a position and reported as SC506 (an error: the skill or agent is dropped,
-DESIGN decision 19's "contract that cannot be read", widened to the record), never written into a
-compiled studio and never a traceback.
+as a "contract that cannot be read" is in docs/interpretations.md's "What drops a skill", widened
+to the record), never written into a compiled studio and never a traceback.
 
 Sources call `record_refusal` for each record and `read_file` for the files beside skill.yaml;
 `contract_refusal` checks a parsed contract (jsonc.parse_json calls it).

@@ -3,9 +3,9 @@
 Errors (a skill with any is dropped at load, the others still load): exactly the 13 load rules
 that the IR can still break after parsing (rules 3–9, 11, 12; rules 1, 2, 10, 13 are caught while
 parsing). Warnings: what §16 says is "not validated at load", the pitfalls §5.3 and §11 name, and
-(DESIGN decision 19) an output key equal to a platform field (§8, §11: writing it is refused at
-run time) and verify.args other than `const` / `from: call.*` (§6.4: left out of the verify
-call). docs/diagnostics.md lists every code.
+(docs/interpretations.md: What drops a skill) an output key equal to a platform field (§8, §11:
+writing it is refused at run time) and verify.args other than `const` / `from: call.*` (§6.4:
+left out of the verify call). docs/diagnostics.md lists every code.
 """
 from __future__ import annotations
 

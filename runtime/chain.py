@@ -296,7 +296,7 @@ def _summary(c: Call) -> str:
 
 
 def step_fingerprint(c: Call) -> CallResult | None:
-    """The (L+1)-th identical successful call in a row fails the node (DESIGN decision 4)."""
+    """The (L+1)-th identical successful call in a row fails the node (docs/interpretations.md: Fingerprint)."""
     c.sig = c.tool + canonical(c.args)
     if c.approved:
         return None
@@ -322,7 +322,7 @@ def step_write_gate(c: Call) -> CallResult | None:
     if prev is not None:
         if prev.completed:
             if prev.node != c.node.id and prev.id not in c.node.replayed:
-                c.node.replayed.append(prev.id)  # decision 20: the replay completes this node's target
+                c.node.replayed.append(prev.id)  # "A replayed target completes the node" (docs/interpretations.md)
             return CallResult(ok=True, evidence=prev.id, status=prev.status, business_ok=prev.business_ok,
                               empty=prev.empty, replayed=True, data=prev.response, args=c.trace_args(),
                               message="this write already succeeded; its earlier result is returned, nothing was sent again")

@@ -50,7 +50,9 @@ def finish_check(env: SessionEnv, node: NodeState, output: Any) -> tuple[str, st
     module = env.skill_module(node.skill)
     for name, spec in module.OUTPUTS.items():
         if not spec.required or name in PLATFORM_FIELDS:
-            continue  # decision 19: a platform-named output can never be written, so it never blocks
+            # a platform-named output can never be written, so it never blocks ("What drops a skill",
+            # docs/interpretations.md)
+            continue
         got = node.outputs.get(name)
         if got is None or _empty(got["value"]):
             return ErrorName.FINISH_OUTPUT_MISSING, f"write the required output {name} with builtin_output_set first"
@@ -67,7 +69,8 @@ def finish_check(env: SessionEnv, node: NodeState, output: Any) -> tuple[str, st
 
 def target_done(env: SessionEnv, node: NodeState) -> bool:
     """The target tool completed in this node or one of its delegated prerequisite nodes, or one
-    of them replayed it (an idempotent replay of a completed write, DESIGN decision 20)."""
+    of them replayed it (an idempotent replay of a completed write; docs/interpretations.md: A
+    replayed target completes the node)."""
     task_nodes = active_task(env).nodes
     nodes = [node] + [task_nodes[d["node"]] for d in node.delegations if d["node"] in task_nodes]
     index = evidence_index(env)

@@ -114,20 +114,22 @@ class Settings(BaseModel):
     reconfirm_after: float = 24 * 3600.0
     """§14.1 step 4: seconds after which a pending approval must be confirmed again."""
     delegate_max_depth: int = Field(2, ge=0)
-    """§15 / decision 17: depth at which a node may no longer delegate (main node is depth 0)."""
+    """§15 (docs/interpretations.md: Delegation depth): depth at which a node may no longer
+    delegate (the main node is depth 0)."""
     platform_hidden: tuple[str, ...] = DEFAULT_PLATFORM_HIDDEN
     """§11: platform fields never exposed."""
     fingerprint_limit: int = Field(3, ge=1)
     """§13 step 4: consecutive identical successful calls allowed before the breaker trips."""
     user_messages_searched: int = Field(10, ge=1)
-    """Decision 3: how many recent user messages `USER` provenance searches."""
+    """How many recent user messages `USER` provenance searches (docs/interpretations.md: USER
+    provenance)."""
     follow_up_answer_must_contain: bool = False
     """§5.3: an argument a follow-up expected is USER only if its answer states the value (off:
     any value, as the spec says; on is safer, see docs/interpretations.md)."""
     node_step_limit: int = Field(30, ge=1)
-    """Decision 13: model steps before a node fails."""
+    """docs/interpretations.md: Limits: model steps before a node fails."""
     no_progress_limit: int = Field(5, ge=1)
-    """Decision 13: consecutive refused or failed calls before a node fails."""
+    """docs/interpretations.md: Limits: consecutive refused or failed calls before a node fails."""
 
     @field_validator("reconfirm_after", mode="before")
     @classmethod

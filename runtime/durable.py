@@ -1,5 +1,5 @@
-"""A session's durability: its lease, its units of work, its lost replies (DESIGN decisions 7,
-21, 22; "The production face").
+"""A session's durability: its lease, its units of work, its lost replies (docs/interpretations.md:
+Restart, A lost reply, One turn at a time).
 
 Every turn or decision runs under the session's lease (`Durability.turn`): a second one meanwhile,
 from this process or another, gets `SessionBusy`. A turn commits once, at its end, with its reply
@@ -59,7 +59,7 @@ def attach_evidence(task: TaskState | None, evidence: dict[str, Any]) -> TaskSta
 def load_held(store: Any, state: SessionState) -> tuple[dict[str, Evidence], TaskState | None]:
     """What a session holds in memory besides its state: its active task (node evidence lists
     attached) and the evidence a turn can reach: the active task's (§9: a node sees its own and
-    its upstream nodes' evidence) and every write still unsettled (decision 7). Earlier tasks'
+    its upstream nodes' evidence) and every write still unsettled (docs/interpretations.md: Restart). Earlier tasks'
     records stay in the store (`Session.find_evidence` reads one when asked by id), so reopening
     a session costs the same at turn 1,000 as at turn 10."""
     task = store.get_task(state.id, state.active_task) if state.active_task else None
@@ -127,7 +127,8 @@ class Durability:
     def checkpoint(self) -> None:
         """A stopping point inside a turn: commit now when a write was pre-registered or settled
         since the last commit, or a node started running (so a process that dies during its
-        steps reopens it at the next turn, decision 7); everything else waits for the turn's end."""
+        steps reopens it at the next turn, docs/interpretations.md: Restart); everything else
+        waits for the turn's end."""
         s = self.s
         if any(ev.side_effect == "WRITE" for ev in s._dirty.values()):
             self.commit()
@@ -158,7 +159,7 @@ class Durability:
 
     def recover_now(self) -> None:
         """Under the lease: a STARTED write left by a dead holder becomes UNKNOWN_PRE_CALL
-        (decision 7), and an open task that is not the active one is closed (no task stays
+        (docs/interpretations.md: Restart), and an open task that is not the active one is closed (no task stays
         RUNNING for ever). Written at the next commit."""
         s = self.s
         for ev in reopen(s.evidence.values()):
@@ -189,7 +190,7 @@ class Durability:
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[ReplyRecord | None]:
         """Hold the session's lease for one turn; yields the reply a dead turn stored and never
-        delivered (decision 21), or None."""
+        delivered (docs/interpretations.md: A lost reply), or None."""
         s = self.s
         if self.busy:
             raise SessionBusy(f"session {s.id} has a turn in progress")

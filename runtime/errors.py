@@ -139,8 +139,9 @@ class CallerError(SkillcError):
 
 
 class SessionBusy(CallerError):
-    """SESSION_BUSY (DESIGN decision 22): another turn or decision of this session holds its lease
-    (HTTP 409 in the service). Nothing was done; try again when that turn has ended."""
+    """SESSION_BUSY (docs/interpretations.md: One turn at a time): another turn or decision of
+    this session holds its lease (HTTP 409 in the service). Nothing was done; try again when that
+    turn has ended."""
 
     name = "SESSION_BUSY"
 

@@ -1,5 +1,5 @@
-"""Evidence (§9, §14.3, DESIGN decisions 6 and 12): registering a call, settling it, reopening
-writes after a restart, and the session's entity index.
+"""Evidence (§9, §14.3; docs/interpretations.md: Uncertain writes, Evidence registration):
+registering a call, settling it, reopening writes after a restart, and the session's entity index.
 
 A business call that passed the gate is evidence. A write is registered STARTED and saved before
 its tool is called; its outcome settles it SUCCESS or FAILED, or leaves it UNKNOWN (uncertain),

@@ -2,7 +2,7 @@
 
 model step -> tool calls through the chain (in order) -> observations -> next step, until the node
 finishes, fails, suspends (FOLLOW_UP / APPROVAL / VERIFY) or waits for a delegate. Uncertain
-writes are settled before every model step (DESIGN decision 6).
+writes are settled before every model step (docs/interpretations.md: Uncertain writes).
 """
 from __future__ import annotations
 
@@ -108,7 +108,8 @@ async def _run_calls(env: SessionEnv, node: NodeState, calls: list[ToolCall]) ->
 def after_call(env: SessionEnv, node: NodeState, result: CallResult) -> str | None:
     """Apply a call's effect on the node; the outcome when the node stops running."""
     if result.ok:
-        # decision 13: any successful call ends a run of refusals, also one that suspends or delegates
+        # any successful call ends a run of refusals, also one that suspends or delegates
+        # (docs/interpretations.md: Limits)
         node.no_progress = 0
     if result.effect == "finish":
         return finish_node(env, node, DONE, output=node.output_text)

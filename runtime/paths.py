@@ -1,4 +1,4 @@
-"""Paths (DESIGN decision 1): reading, writing and walking values along compact path tuples.
+"""Paths (docs/interpretations.md: Paths): reading, writing and walking values along compact path tuples.
 
 Path parts are tuples: ("k", name) a member, ("i", n) a list index, ("e",) each item of a list
 (`[]`). Generated code carries them as literals; text the runtime meets at run time (a
@@ -195,7 +195,7 @@ def unique_evidence(value: Any) -> Any:
 
 
 def unique_path(root: Any, parts: tuple) -> Any:
-    """`when: UNIQUE` on other prefixes (DESIGN decision 2): the list before the first `[]` must
+    """`when: UNIQUE` on other prefixes (docs/interpretations.md: when: UNIQUE): the list before the first `[]` must
     have exactly one item, and the value found through that item is bound. Without `[]`, a list
     value must have one item (that item is bound); any other value is bound as it is."""
     split = split_each(parts)

@@ -1,9 +1,9 @@
 """The public runtime API: `Runtime` opens `Session`s; a session takes user turns and decisions.
 
-Each turn: reload the studio (rejected skills reported), then answer the pending question
-(DESIGN decision 8), reopen an interrupted node (decision 7) or start a new task (route, intent,
-plan, execute); the turn ends with a reply (decision 9). Every step is a trace event. The work of
-a turn is done by `tasks` (the graph), `node` (one node's loop), `chain` (one call) and
+Each turn: reload the studio (rejected skills reported), then answer the pending question,
+reopen an interrupted node or start a new task (route, intent, plan, execute); the turn ends
+with a reply (docs/interpretations.md: Pending question, Restart, Reply). Every step is a trace
+event. The work of a turn is done by `tasks` (the graph), `node` (one node's loop), `chain` (one call) and
 `evidence`; they reach the session only through `seams.SessionEnv`.
 """
 from __future__ import annotations
@@ -143,7 +143,8 @@ class Session:
     async def send(self, text: str, client_message_id: str | None = None, *, agent: str | None = None) -> Reply:
         """A user message: answers a FOLLOW_UP, reopens an interrupted node, or starts a task.
         `client_message_id`: the caller's id of this message; a message sent
-        again with the same id gets the reply already given and starts nothing (decision 21).
+        again with the same id gets the reply already given and starts nothing
+        (docs/interpretations.md: A lost reply).
         `agent`: the agent code the user picked; a task this message starts goes to it without
         routing (`agent.routed` with `via: "user"`); a message that answers a pending question
         or continues a running node is not routed at all, so it is ignored there.
@@ -340,7 +341,7 @@ class Session:
                 raise durable.fail(exc) from exc
             finally:
                 self._studio = None  # between turns the live studio answers (see _reload)
-            if late is not None and same is None:  # decision 21: a reply a dead turn never delivered comes first
+            if late is not None and same is None:  # a reply a dead turn never delivered comes first ("A lost reply")
                 reply.text = f"{late.text}\n\n{reply.text}"
             record = ReplyRecord(session=self.id, turn=self.session.turn, text=reply.text, task=reply.task,
                                  suspended=reply.suspended, kind=reply.kind, message=message, answer=answer,
@@ -478,7 +479,7 @@ class Session:
         assert pending is not None  # an APPROVAL suspension holds the gated call
         if decision == "CONFIRM":
             if self.now() - pending.asked_at > self.settings.reconfirm_after:
-                pending.asked_at = self.now()  # decision 18: the runtime asks again, no model step
+                pending.asked_at = self.now()  # the runtime asks again, no model step ("Re-confirmation")
                 lifecycle.ask(node, Suspension.APPROVAL)
                 lifecycle.suspend(self, node)
                 return Reply(question_of(self, node), True, kind, task.id)

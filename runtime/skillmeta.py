@@ -256,7 +256,7 @@ class BindContext(Protocol):
         """The nearest finished upstream node's output at `parts`, else MISSING."""
 
     def user_mentions(self, param: str, value: Any) -> bool:
-        """USER provenance (§5.3, DESIGN decision 3)."""
+        """USER provenance (§5.3; docs/interpretations.md)."""
 
     def evidence_has(self, value: Any) -> bool:
         """EVIDENCE provenance: equal to a value in an extract of successful evidence."""

@@ -17,7 +17,7 @@ T = TypeVar("T")
 
 @dataclass
 class Evidence:
-    """One business call that passed the gate (DESIGN decision 12)."""
+    """One business call that passed the gate (docs/interpretations.md: Evidence registration)."""
 
     id: str
     task: str
@@ -89,7 +89,9 @@ class NodeState:
     fp_sig: str | None = None
     fp_count: int = 0
     evidence: list[str] = field(default_factory=list)
-    replayed: list[str] = field(default_factory=list)  # evidence of other nodes this node replayed (decision 20)
+    # evidence of other nodes this node replayed (docs/interpretations.md: A replayed target
+    # completes the node)
+    replayed: list[str] = field(default_factory=list)
     last_business: str | None = None  # evidence id of the most recent business call
     pending: PendingApproval | None = None
     approved: bool = False  # the pending approval was confirmed: run it without the gate

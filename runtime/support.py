@@ -4,7 +4,7 @@ A thin face: generated code says `from skillc.runtime import support as rt` and 
 `rt.ToolMeta`, …; the code lives in three focused modules, which the runtime imports directly:
 
 - `skillc.runtime.values`: MISSING, has_value, canonical, the §6.1 comparisons, §6.3 counting;
-- `skillc.runtime.paths`: path tuples (DESIGN decision 1) read, written, walked and parsed;
+- `skillc.runtime.paths`: path tuples (docs/interpretations.md: Paths) read, written, walked and parsed;
 - `skillc.runtime.skillmeta`: the metadata records, the contract result types, `SkillModule`
   and `BindContext`.
 

@@ -87,7 +87,7 @@ async def execute(env: SessionEnv) -> Reply:
                 continue
             # durable as RUNNING with its opening messages before its first model step, so a
             # process that dies during that step (a read has no pre-registration) reopens this
-            # node at the next turn (decision 7) instead of starting a new task
+            # node at the next turn (docs/interpretations.md: Restart) instead of starting a new task
             env.save()
         outcome = await run_node(env, node)
         if outcome == lifecycle.SUSPENDED:

@@ -1,4 +1,4 @@
-"""The trace: every step of a run as JSON-lines events (conformance/FORMAT.md), one writer.
+"""The trace: every step of a run as JSON-lines events (docs/reference/scenarios.md), one writer.
 
 The trace is the audit log, the scenario runner's input and the demo's transcript. Events get a
 run-wide `seq`; callers give `session`, `turn` and, where they apply, `task` / `node`.

@@ -1,5 +1,5 @@
 """Value helpers shared by generated modules and the runtime: the absent value (MISSING), "has a
-value" (§5.3), canonical JSON, USER text matching (DESIGN decision 3), the comparison rules of
+value" (§5.3), canonical JSON, USER text matching (docs/interpretations.md: USER provenance), the comparison rules of
 §6.1 and the emptiness and counting rules of §6.3. Depends on nothing else of skillc."""
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def canonical(value: Any) -> str:
 
 
 def normalize_text(value: Any) -> str:
-    """USER matching text (DESIGN decision 3): NFKC, all whitespace removed, lower case."""
+    """USER matching text (docs/interpretations.md: USER provenance): NFKC, all whitespace removed, lower case."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = unicodedata.normalize("NFKC", text)
     return "".join(text.split()).lower()
@@ -167,7 +167,7 @@ def op_exists(actual: Any) -> bool:
 
 
 def is_empty_response(response: Any) -> bool:
-    """An empty response (DESIGN decision 11): null, {}, [] or ""."""
+    """An empty response (docs/interpretations.md: Empty response): null, {}, [] or ""."""
     return response is None or response is MISSING or response == {} or response == [] or response == ""
 
 

@@ -169,7 +169,7 @@ def test_confirm_misspelled_is_a_warning(studio: Path, capsys: pytest.CaptureFix
 
 
 def test_platform_named_output_and_odd_verify_arg_load_with_warnings(studio: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """DESIGN decision 19: only §16's rules drop a skill."""
+    """docs/interpretations.md: What drops a skill: only §16's rules drop a skill."""
     contract = studio / "skills" / "cms.article.create" / "contract.jsonc"
     edit(contract, '"outputs": {"articleId"', '"outputs": {"organId"')
     edit(contract, '"from": "call.title"', '"from": "shared.title"')

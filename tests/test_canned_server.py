@@ -92,7 +92,7 @@ async def test_raw_result_shapes() -> None:
 async def test_text_and_error_responses() -> None:
     async with canned([tool("t", {"text": "plain words"}, {"text": "[1, 2]"}, {"error": "space is locked"})]) as h:
         assert (await h.gw.call("t", {})).response == {"text": "plain words"}
-        assert (await h.gw.call("t", {})).response == [1, 2]  # decision 10: text that parses is JSON
+        assert (await h.gw.call("t", {})).response == [1, 2]  # text that parses is JSON ("Response JSON")
         failed = await h.gw.call("t", {})
         assert (failed.error, failed.message) == ("MCP_TOOL_ERROR", "space is locked")
         assert len(h.invoked) == 3  # an error result still reached the tool

@@ -3,10 +3,11 @@
 Process one (tests/helpers/runtime_proc.py) runs the ledger skill over a real stdio MCP server
 whose `ledger_post` books the entry, records the invocation and never answers. Once the server's
 record shows the invocation, the runtime is killed with SIGKILL. The store must then hold the
-write as `STARTED` (committed before the call, §13 / §14, DESIGN "Evidence"); a new Runtime in
-this process (the same server code in-process, over the same record file) reopens the session and sees `UNKNOWN_PRE_CALL` (decision 7); the next turn settles
-the write through the contract's `verify` tool (`write.settled via verify`, decision 6), and the
-server's own record shows exactly one invocation of the write.
+write as `STARTED` (committed before the call, §13 / §14; docs/interpretations.md: Evidence
+registration); a new Runtime in this process (the same server code in-process, over the same
+record file) reopens the session and sees `UNKNOWN_PRE_CALL` ("Restart"); the next turn settles
+the write through the contract's `verify` tool (`write.settled via verify`, "Uncertain writes"),
+and the server's own record shows exactly one invocation of the write.
 """
 from __future__ import annotations
 

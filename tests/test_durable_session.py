@@ -1,6 +1,6 @@
 """Leases, decisions delivered twice, lost replies, a full disk and corrupted rows, through the
 public Session API over real SQLite files and a real MCP ledger server (in-process) that counts
-its calls in a file (issue 12; DESIGN decisions 21, 22)."""
+its calls in a file (issue 12; docs/interpretations.md: A lost reply, One turn at a time)."""
 from __future__ import annotations
 
 import asyncio
@@ -353,7 +353,7 @@ def test_a_full_disk_loses_the_turn_cleanly_and_the_store_recovers(compiled: Pat
     assert lost["turn"] == 1 and lost["evidence"] == {}
     assert "Booked R-7001" in again.text
     # the write was never sent while its pre-registration could not be stored; the re-sent
-    # message continued the reopened node (decision 7) and wrote once
+    # message continued the reopened node (docs/interpretations.md: Restart) and wrote once
     assert posts(world.records) == 1
 
 

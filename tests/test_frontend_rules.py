@@ -98,7 +98,7 @@ CASES: list[tuple[str, str, str, str, list[str] | None]] = [
     ("SC115", "error", edit('"title": {', '"title[0]": {'), "[0]", None),
     ("SC115", "error", edit('"evidence.spaces.0.id"', '"shared."'), '"},\n        "title"', None),  # where the name was expected
     ("SC116", "error", edit('"evidence.spaces.0.id"', '"call.spaceId"'), "call.spaceId", None),
-    # DESIGN decision 19: these load (warnings) and are enforced where they act
+    # docs/interpretations.md: What drops a skill: these load (warnings) and are enforced where they act
     ("SC117", "warning", edit('"articleId": {', '"organId": {'), '"organId"', None),
     ("SC118", "warning", edit('"call.title"', '"shared.title"'), '"shared.title"', None),
     ("SC118", "warning", edit('"call.title"', '"title"'), 'title"}}}', None),

@@ -5,8 +5,8 @@ answers: route/intent/plan choices of any shape, step responses calling random t
 builtins, the business tools, made-up names) with random argument text (any JSON value, wrong
 types for builtin arguments, or text that is not JSON), and random decisions while a question
 is pending. Every turn must end with a `turn.reply` as its last event, and the only `error`
-event allowed is the script running out (a ModelError, DESIGN "A turn whose script or model
-fails").
+event allowed is the script running out (a ModelError; docs/interpretations.md: A turn whose script or model
+fails).
 """
 from __future__ import annotations
 

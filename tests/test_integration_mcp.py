@@ -4,7 +4,8 @@
     scenario 01's script (lookup, create behind approval, CONFIRM) leaves a real row in the server's
     SQLite file; a repeat of the same create in the same task is replayed (no second call, no
     second row, §14.2); a new task's CONFIRMed create of the same title reaches the server again
-    (idempotency is per task, DESIGN decision 5) and is refused there as a business failure (409).
+    (idempotency is per task, docs/interpretations.md: Idempotency scope) and is refused there as
+    a business failure (409).
 (b) mcp-server-git from PyPI on a temporary repository: `git_add` / `git_commit` as contract
     writes (confirm:false + bypass list), `git_status` / `git_log` as reads and their verify; the
     runtime commits a file for real, checked with `git log`.
@@ -232,7 +233,7 @@ async def test_git_server_commits_a_file_for_real(tmp_path: Path) -> None:
         {"type": "task.finished", "state": "DONE"},
     ])
     none_match(events, {"type": "tool.call", "error": "APPROVAL_REQUIRED"})
-    # Plain-text results became {"text": ...} (DESIGN decision 10) and were judged by `success`.
+    # Plain-text results became {"text": ...} (docs/interpretations.md: Response JSON) and were judged by `success`.
     evidence = run.session.evidence
     assert "notes.txt" in evidence["e1"].response["text"]  # untracked before the add
     assert evidence["e3"].response["text"] == f"Changes committed successfully with hash {_git(repo, 'rev-parse', 'HEAD')}"

@@ -1,4 +1,4 @@
-"""The scripted model (FORMAT.md `model:` entries) and the callable/list test double."""
+"""The scripted model (docs/reference/scenarios.md `model:` entries) and the callable/list test double."""
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,4 @@
-"""`skillc scenario run` against conformance/FORMAT.md: matching rules identical to check.py's,
+"""`skillc scenario run` against docs/reference/scenarios.md: matching rules identical to check.py's,
 malformed files refused with file:line and exit 2, failures reported by turn and expectation with
 exit 1, `--trace` rules, `crash` abandoning the runtime, `at:` durations, and `servers:` running a
 real stdio MCP server whose tools join the catalog."""

@@ -1,7 +1,7 @@
 """USER matching (§5.3), row by row: the value, what the user said, whether it counts as said.
 
-Rows marked "decision 3" were accepted (or refused) by the plain normalised-substring rule and
-must stay so; the others are the widened and tightened readings (docs/interpretations.md).
+Rows marked "spec rule" (docs/interpretations.md: USER provenance) were accepted (or refused) by
+the plain normalised-substring rule and must stay so; the others are the widened and tightened readings (docs/interpretations.md).
 """
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from skillc.runtime.usermatch import mentioned, read_message
 
 ROWS: list[tuple[Any, str, bool, str]] = [
     # the substring rule for values of 4 characters or more stays as it was
-    ("Spring launch", "Rename it to Spring Launch 2027", True, "decision 3: case and spaces ignored"),
-    ("T-7001", "Send transfer T-7001 of 420", True, "decision 3"),
-    (7001, "transfer T-7001", True, "decision 3: 4 digits, substring"),
-    ("featured", "Tag article 17 as featured", True, "decision 3"),
-    (True, "set it to true", True, "decision 3: a boolean's own text"),
-    ("ＡＢＣＤ", "abcd please", True, "decision 3: NFKC"),
-    ("Autumn", "Rename Spring", False, "decision 3: never said"),
+    ("Spring launch", "Rename it to Spring Launch 2027", True, "spec rule: case and spaces ignored"),
+    ("T-7001", "Send transfer T-7001 of 420", True, "spec rule"),
+    (7001, "transfer T-7001", True, "spec rule: 4 digits, substring"),
+    ("featured", "Tag article 17 as featured", True, "spec rule"),
+    (True, "set it to true", True, "spec rule: a boolean's own text"),
+    ("ＡＢＣＤ", "abcd please", True, "spec rule: NFKC"),
+    ("Autumn", "Rename Spring", False, "spec rule: never said"),
     # short values: a whole token, not a piece of a longer one
     ("Mia", "my user id is mia_li_3668", False, "a piece of an id does not say it"),
     ("Mia", "I'm Mia.", True, "a whole token, edge punctuation dropped"),
@@ -29,12 +29,12 @@ ROWS: list[tuple[Any, str, bool, str]] = [
     ("17", "article A-17", False, "a piece of an id"),
     ("LA", "from NYC/LA", True, "a slash separates tokens"),
     ("LA", "LAX please", False, "part of a longer token"),
-    ("ab", "cab", False, "decision 3 accepted this; a short value must be a whole token now"),
+    ("ab", "cab", False, "spec rule accepted this; a short value must be a whole token now"),
     ("a", "a ticket", False, "one character that is not a number is never said"),
     # text without spaces between words keeps the substring rule
     ("北京", "我想去北京出差", True, "CJK: substring"),
     ("LA", "我要去LA", True, "a token where scripts meet"),
-    ("是", "是的", False, "one character, decision 3's minimum"),
+    ("是", "是的", False, "one character, below the spec rule's minimum"),
     # numbers in digits, with units, with separators, in words
     (3, "3 bags please", True, "a number with units"),
     (3, "I have 3bags", True, "units attached"),
@@ -44,7 +44,7 @@ ROWS: list[tuple[Any, str, bool, str]] = [
     (1200, "$1,200 total", True, "thousands separator and currency"),
     (420.0, "an amount of 420", True, "a float equal to the integer said"),
     (5, "Pay Bob 15 euros", False, "a digit inside a longer number"),
-    (3668, "user mia_li_3668", True, "decision 3: four characters, substring"),
+    (3668, "user mia_li_3668", True, "spec rule: four characters, substring"),
     (668, "user mia_li_668", False, "digits inside an id are not a number said"),
     (12, "at 12:30", True, "a colon separates tokens"),
     (3, "seat 3/4", False, "part of a fraction"),

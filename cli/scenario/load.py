@@ -1,4 +1,4 @@
-"""Reading a scenario file and checking its shape before anything runs (conformance/FORMAT.md).
+"""Reading a scenario file and checking its shape before anything runs (docs/reference/scenarios.md).
 
 Every problem is a `ScenarioError` whose message names the file, the line where YAML puts the
 offending value, where it is in the scenario (`turn 2: answer`) and what was expected, so a

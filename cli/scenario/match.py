@@ -1,6 +1,7 @@
-"""Matching expectations against trace events (conformance/FORMAT.md "Matching").
+"""Matching expectations against trace events (docs/reference/scenarios.md, "Matching").
 
-This must agree with the independent checker `conformance/check.py`; a test runs both on the
+This must agree with the conformance suite's independent checker (`check.py`, beside the repository
+when present: tests/helpers/conformance.py); a test runs both on the
 same traces.
 """
 from __future__ import annotations

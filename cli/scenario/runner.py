@@ -1,4 +1,4 @@
-"""`skillc scenario run`: scripted conversations through the real runtime (conformance/FORMAT.md).
+"""`skillc scenario run`: scripted conversations through the real runtime (docs/reference/scenarios.md).
 
 A scenario's inline studio is compiled on the fly, its canned tools are served by an in-process
 MCP server (faults included), its `servers:` are started as real processes, the LLM side is the

@@ -228,9 +228,9 @@ def describe_failure(exc: BaseException) -> str:
 
 
 def _response_of(result: Any, text: str) -> Any:
-    """Decision 10's response JSON; an answer with no structured content and no text (or only
-    whitespace) is the empty response "" (decision 11), not `{"text": ""}`: a tool that answers
-    nothing has answered emptily (§6.1 "配置了 success 而响应为空 → 业务失败")."""
+    """The response JSON (docs/interpretations.md: Response JSON); an answer with no structured
+    content and no text (or only whitespace) is the empty response "" (docs/interpretations.md:
+    Empty response), not `{"text": ""}`: a tool that answers nothing has answered emptily (§6.1 "配置了 success 而响应为空 → 业务失败")."""
     if result.structured_content is None and not text.strip():
         return ""
     return response_json(result)

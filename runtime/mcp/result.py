@@ -22,7 +22,7 @@ class ToolInfo:
 class CallOutcome:
     """The result of `McpGateway.call`.
 
-    `response` is the response JSON (decision 10) when the server answered (also for an
+    `response` is the response JSON (docs/interpretations.md: Response JSON) when the server answered (also for an
     `MCP_TOOL_ERROR` result), else None. `error` is None on success, else an error name of
     `skillc.runtime.errors` (§14.4). `message` is human text: the tool's own text, or why it failed.
     `unreadable` says why an answer that came could not be read at all (JSON nested too deep to
@@ -47,7 +47,8 @@ def content_text(result: Any) -> str:
 
 
 def response_json(result: Any) -> Any:
-    """Decision 10: `structured_content`, else the text parsed as JSON, else `{"text": text}`."""
+    """`structured_content`, else the text parsed as JSON, else `{"text": text}`
+    (docs/interpretations.md: Response JSON)."""
     if result.structured_content is not None:
         return result.structured_content
     text = content_text(result)

@@ -1,4 +1,4 @@
-"""The scripted model: plays a scenario turn's `model:` entries (conformance/FORMAT.md) in order.
+"""The scripted model: plays a scenario turn's `model:` entries (docs/reference/scenarios.md) in order.
 
 Entry kinds and the purpose each answers:
 

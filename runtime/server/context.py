@@ -265,7 +265,7 @@ class ServerContext:
                         exc.extra["pending"] = self.interrupt_of(session)
                     action, payload = "refuse", exc  # the run's own RUN_ERROR (docs/API.md §3)
             elif message is not None:
-                # the session answers a re-sent message id itself, with its reply (decision 21)
+                # the session answers a re-sent message id itself, with its reply (docs/interpretations.md: A lost reply)
                 action, payload = "send", message[1]
             elif session.pending() is not None:
                 action, payload = "repeat", None
@@ -315,7 +315,7 @@ class ServerContext:
                 reply = await session.send(payload, client_message_id=message_id, agent=agent)
             elif action == "answer":
                 # a decision re-sent under the same runId (its reply lost in a crash) is answered again,
-                # not applied twice (decision 21)
+                # not applied twice (docs/interpretations.md: A lost reply)
                 reply = await session.answer(payload, client_message_id=message_id)
             else:  # the same question again, e.g. a re-sent message whose reply was lost
                 pending = session.pending()

@@ -15,7 +15,7 @@ leaves the store usable (no transaction is left open); the caller discards what 
 memory and reloads. History (user messages, entities, evidence, replies) is appended, never
 rewritten: a turn writes what it changed, so its cost does not grow with the session.
 
-A session is leased to one turn at a time (DESIGN decision 22): `acquire_lease` grants the lease
+A session is leased to one turn at a time (docs/interpretations.md: One turn at a time): `acquire_lease` grants the lease
 when it is free, expired, held by a process of this host that is gone, or already this holder's;
 every unit of a leased session checks (and renews) the lease inside its transaction, so a holder
 that lost its lease can never overwrite another's work (`LeaseLost`).
@@ -78,7 +78,8 @@ class Lease:
 
 @dataclass
 class ReplyRecord:
-    """A turn's reply as stored with the turn, and whether it reached the caller (decision 21)."""
+    """A turn's reply as stored with the turn, and whether it reached the caller
+    (docs/interpretations.md: A lost reply)."""
 
     session: str
     turn: int
@@ -158,7 +159,7 @@ class UnitOfWork(Protocol):
 
 @runtime_checkable
 class Store(Protocol):
-    """Durable state of every session (DESIGN "The production face")."""
+    """Durable state of every session (docs/interpretations.md: A lost reply, One turn at a time)."""
 
     def unit(self, session: str | None = None, *, holder: str | None = None,
              expires: float | None = None) -> AbstractContextManager[UnitOfWork]:

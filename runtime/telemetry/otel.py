@@ -183,7 +183,7 @@ class Spans:
 
     def _on_task_finished(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
         state = str(event.get("state"))
-        if st.plan is not None:  # planning failed (decision 16)
+        if st.plan is not None:  # planning failed (docs/interpretations.md: Planning failure)
             st.plan.set_attribute("error.type", str(event.get("reason")))
             st.plan.set_status(Status(StatusCode.ERROR))
             st.plan.end()

@@ -6,7 +6,7 @@ Usage: `python runtime_proc.py JOB.json`, where the job is
      "trace": "<JSON-lines file, flushed per event>", "servers": {"<name>": {command, args, env}},
      "settings": {<spec setting names>}, "platform": {...}, "session": "s1", "timeout": 30,
      "connect_timeout": 60,
-     "turns": [{"user": "..."} or {"answer": {...}}, with "model": [<FORMAT.md script entries>]]}
+     "turns": [{"user": "..."} or {"answer": {...}}, with "model": [<docs/reference/scenarios.md script entries>]]}
 
 The turns run in order over one Runtime (scripted model, real MCP gateway over stdio, SQLite store),
 exactly as a deployed runtime would run them; `mcp.invoked` events come from the gateway's

@@ -1,4 +1,4 @@
-"""Trace helpers shared by the integration tests: ordered expectations over FORMAT.md events."""
+"""Trace helpers shared by the integration tests: ordered expectations over docs/reference/scenarios.md events."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,7 +7,7 @@ from skillc.scenario.match import matches
 
 
 def expect_in_order(events: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
-    """Each expectation must match an event after the previous match (FORMAT.md `expect`)."""
+    """Each expectation must match an event after the previous match (docs/reference/scenarios.md `expect`)."""
     i = 0
     for want in expected:
         while i < len(events) and not matches(want, events[i]):
@@ -22,6 +22,6 @@ def of_turn(events: list[dict[str, Any]], turn: int) -> list[dict[str, Any]]:
 
 
 def none_match(events: list[dict[str, Any]], pattern: dict[str, Any]) -> None:
-    """No event matches `pattern` (FORMAT.md `absent`)."""
+    """No event matches `pattern` (docs/reference/scenarios.md `absent`)."""
     hits = [e for e in events if matches(pattern, e)]
     assert not hits, f"unexpected events matching {pattern}: {hits}"

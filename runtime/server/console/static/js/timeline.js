@@ -1,4 +1,4 @@
-// The trace (FORMAT.md events) turned into per-turn timelines: nodes, tool calls with their
+// The trace (docs/reference/scenarios.md events) turned into per-turn timelines: nodes, tool calls with their
 // verdicts, settlements attached to the write they settle. Pure data, no DOM: trace.js draws it.
 import { when } from "./util.js";
 
