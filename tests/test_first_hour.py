@@ -1,8 +1,9 @@
 """A newcomer's first hour: README.md followed top to bottom in a clean folder (set-up aside).
 
 The folder holds what a fresh clone brings (examples/, generated/) and nothing else. The test
-reads the README each time and does what it says: the tour's commands, the first skill's files and
-commands, serving with the model stub and an approval resume, embedding. A command that exits
+reads the README each time and does what it says: the tour's commands, reviewing a contract change
+with `skillc diff` (its output line for line), the first skill's files and commands, serving with
+the model stub and an approval resume, embedding. A command that exits
 non-zero fails the test, and so does an output that lacks what the README says it shows. The only
 liberties are the ones a reader takes without noticing: free ports instead of 8090/8091/8765 (other
 tests run meanwhile), the script in this folder instead of /tmp, waiting for a server started with
@@ -54,16 +55,22 @@ class Newcomer:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(self.local(body), encoding="utf-8")
 
-    def run(self, command: str) -> str:
-        """One README command; its output (stdout + stderr). Fails the test when it fails."""
+    def run(self, command: str, status: int = 0) -> str:
+        """One README command; its output (stdout + stderr). Fails the test when it exits with
+        another status than the README says (0 unless it shows one)."""
         command = self.local(command)
         if command.rstrip().endswith("&"):
             self._start(command.rstrip()[:-1])
             return ""
-        done = subprocess.run(["bash", "-c", command], cwd=self.folder, env=self.env, capture_output=True,
-                              text=True, timeout=TIMEOUT)
+        try:
+            done = subprocess.run(["bash", "-c", command], cwd=self.folder, env=self.env, capture_output=True,
+                                  text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as exc:  # what it printed says where it stopped
+            said = (exc.stdout or b"") + (exc.stderr or b"")
+            raise AssertionError(f"`{command}` ran past {TIMEOUT} s; it printed:\n"
+                                 f"{said.decode(errors='replace') if isinstance(said, bytes) else said}") from None
         out = done.stdout + done.stderr
-        assert done.returncode == 0, f"`{command}` exited {done.returncode}:\n{out}"
+        assert done.returncode == status, f"`{command}` exited {done.returncode}, not {status}:\n{out}"
         return out
 
     def _start(self, command: str) -> None:
@@ -152,6 +159,39 @@ def first_skill(person: Newcomer) -> None:
     assert "PASS first-article" in out[2] and "warning" not in out[2], out[2]
 
 
+# "Say an edit of … contract.jsonc lets the model write the title, drops the write's approval and
+# idempotency key, also accepts 409 as success and renames a label": the README tells the edit in
+# words; these are those words as text edits.
+REVIEWED_EDIT = [
+    ('"title":    { "sources": ["USER"]', '"title":    { "sources": ["USER", "MODEL"]'),
+    ('"sideEffect": "WRITE",', '"sideEffect": "WRITE",\n      "confirm": false,'),
+    ('      "idempotencyKey": ["spaceId", "title"],\n', ''),
+    ('"success": { "path": "code", "op": "EQ", "value": 200 },\n      "error"',
+     '"success": { "path": "code", "op": "IN", "value": [200, 409] },\n      "error"'),
+    ('"label": "Looking up spaces"', '"label": "Listing spaces"'),
+]
+
+
+def reviewing(person: Newcomer) -> None:
+    """`skillc diff` on the README's edit, in a git checkout: the output is the README's, line for line."""
+    text = readme.section("Reviewing a contract change: `skillc diff`")
+    (session,) = readme.blocks(text, "console")
+    git = {"GIT_AUTHOR_NAME": "n", "GIT_AUTHOR_EMAIL": "n@example.org", "GIT_COMMITTER_NAME": "n",
+           "GIT_COMMITTER_EMAIL": "n@example.org"}
+    person.env.update(git)
+    person.run("git init -q && git add examples && git commit -qm clone")
+    contract = person.folder / re.search(r"`(examples/studio/skills/[^`]+/contract\.jsonc)`", text).group(1)  # type: ignore[union-attr]
+    body = contract.read_text(encoding="utf-8")
+    for old, new in REVIEWED_EDIT:
+        assert old in body, old
+        body = body.replace(old, new, 1)
+    contract.write_text(body, encoding="utf-8")
+    command, *shown = session.split("\n$ echo $?")[0].splitlines()
+    status = int(session.split("\n$ echo $?\n")[1].split()[0])
+    out = person.run(command.removeprefix("$ "), status=status)
+    assert out.splitlines() == shown, f"the README shows:\n{chr(10).join(shown)}\nskillc says:\n{out}"
+
+
 def serving(person: Newcomer) -> None:
     text = readme.section("Serving: `skillc serve`")
     first, resume = readme.blocks(text, "bash")[:2]
@@ -187,6 +227,7 @@ def embedding(person: Newcomer) -> None:
 
 def test_a_newcomer_follows_the_readme_top_to_bottom(newcomer: Newcomer) -> None:
     tour(newcomer)
+    reviewing(newcomer)
     first_skill(newcomer)
     serving(newcomer)
     embedding(newcomer)

@@ -168,7 +168,11 @@ class Client:
             headers: dict[str, str] | None = None) -> Stream:
         """POST /agui and read the whole stream; a 200 stream must pass ag-ui-validate. `headers`
         are added to the signed ones (e.g. a caller's `traceparent`)."""
-        raw = self.run_body(thread, run_id, text, msg_id, resume)
+        return self.post_run(self.run_body(thread, run_id, text, msg_id, resume), validate=validate,
+                             headers=headers)
+
+    def post_run(self, raw: bytes, *, validate: bool = True, headers: dict[str, str] | None = None) -> Stream:
+        """POST exactly this body to /agui and read the whole stream (validated when it is 200)."""
         headers = {**self.signed("POST", "/agui", raw), "Accept": "text/event-stream",
                    "Content-Type": "application/json", **(headers or {})}
         with self.http.stream("POST", "/agui", content=raw, headers=headers) as resp:

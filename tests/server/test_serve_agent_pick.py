@@ -5,23 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from serve_harness import Client, Stream, check_stream, read_sse
+from serve_harness import Client, Stream
 
 
 def run_with_props(client: Client, thread: str, run_id: str, text: str, props: Any) -> Stream:
     """POST /agui with `forwardedProps` and read the whole stream (validated when it is 200)."""
     body = json.loads(client.run_body(thread, run_id, text))
     body["forwardedProps"] = props
-    raw = json.dumps(body).encode()
-    headers = {**client.signed("POST", "/agui", raw), "Accept": "text/event-stream", "Content-Type": "application/json"}
-    with client.http.stream("POST", "/agui", content=raw, headers=headers) as resp:
-        stream = Stream(resp.status_code)
-        if resp.status_code != 200:
-            stream.error = json.loads(resp.read())["error"]
-            return stream
-        read_sse(resp, stream)
-    check_stream(stream)
-    return stream
+    return client.post_run(json.dumps(body).encode())
 
 
 def test_the_picked_agent_is_used_without_routing(alice: Client, model: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from serve_harness import Client, Stream, check_stream, read_sse
+from serve_harness import Client, Stream
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:
@@ -20,18 +20,8 @@ def approval_script(title: str) -> list[dict[str, Any]]:
 
 
 def post(client: Client, body: dict[str, Any]) -> Stream:
-    """POST /agui with exactly this body (no `messages` added), read the stream, validate it."""
-    raw = json.dumps(body).encode()
-    headers = {**client.signed("POST", "/agui", raw), "Accept": "text/event-stream",
-               "Content-Type": "application/json"}
-    with client.http.stream("POST", "/agui", content=raw, headers=headers) as resp:
-        stream = Stream(resp.status_code)
-        if resp.status_code != 200:
-            stream.error = json.loads(resp.read())["error"]
-            return stream
-        read_sse(resp, stream)
-    check_stream(stream)
-    return stream
+    """POST /agui with exactly this body (no `messages` added) and read the stream, validated."""
+    return client.post_run(json.dumps(body).encode())
 
 
 def test_a_resume_without_messages_is_answered(alice: Client, model: Any) -> None:
