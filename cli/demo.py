@@ -77,7 +77,8 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
         trace.listeners.append(renderer.event)
         write("starting the example CMS MCP server (a real process over stdio) …")
         model = ScriptedModel()
-        config = Config(mcp=McpConfig(timeout=timeout))
+        # the demo's own server must start, however loaded the machine (10 s was missed on a busy one)
+        config = Config(mcp=McpConfig(timeout=timeout, connect_timeout=120))
         settings = Settings.from_mapping({"state.write-confirm-bypass-tools": ["cms_tag_add"]})
         async with open_runtime(config, studio=load_compiled(Path(tmp) / "compiled"), servers={"cms": server},
                                 store=Path(tmp) / "store.sqlite", model=model, trace=trace, settings=settings,

@@ -300,7 +300,9 @@ class McpConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     timeout: float = Field(30.0, gt=0)
-    connect_timeout: float = Field(10.0, gt=0)
+    # seconds for a server to start and list its tools: a stdio server is a new Python process,
+    # and on a loaded machine its imports alone have taken more than 10 s
+    connect_timeout: float = Field(30.0, gt=0)
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
 
 
