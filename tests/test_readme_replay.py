@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.console_live import CHROMIUM, CHROMIUM_ARGS, IMG
+from helpers.chromium import chromium
+from helpers.console_live import IMG
 
 from skillc.main import run as skillc
 
@@ -73,19 +74,8 @@ def test_the_three_commands_run_and_say_what_the_readme_says(ran: tuple[Path, li
 
 @pytest.fixture(scope="module")
 def browser(ran: Any) -> Iterator[Any]:
-    """Chromium, started after the commands ran (Playwright's sync API holds an event loop)."""
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (Debian package `chromium`)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright Python package is not installed (pip install -e '.[dev]')")
-    with sync_playwright() as pw:
-        chrome = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chrome
-        finally:
-            chrome.close()
+    """Chromium, started after the commands ran (see helpers.chromium)."""
+    yield from chromium()
 
 
 def test_the_readme_screenshot_is_the_report_in_chromium(ran: tuple[Path, Any], browser: Any) -> None:

@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from helpers.transcripts import LABELS, LOGS, WHO
 
 from skillc.main import run as skillc
 
 ROOT = Path(__file__).resolve().parents[1]
-LOGS = str(ROOT / "examples" / "transcripts" / "billing.jsonl")
-LABELS = str(ROOT / "examples" / "transcripts" / "billing.labels.json")
 STUDIO = str(ROOT / "examples" / "studio")
-WHO = ["--platform", "userId=7", "--platform", "organId=9", "--platform", "deptPath=/1/9"]
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("compiled")
-    assert skillc(["compile", STUDIO, "-o", str(out)]) == 0
-    return str(out)
+def compiled(compiled_example: Any) -> str:
+    """The example studio's compiled directory (conftest compiles it once per module)."""
+    return str(compiled_example.out_dir)
 
 
 def test_the_human_report_gives_totals_and_every_stopped_call(compiled: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,22 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.transcripts import FOUND, answer, call, user
+from helpers.transcripts import FOUND, LABELS, LOGS, WHO, answer, call, user
 
 from skillc.main import run as skillc
 
 ROOT = Path(__file__).resolve().parents[1]
-LOGS = str(ROOT / "examples" / "transcripts" / "billing.jsonl")
-LABELS = str(ROOT / "examples" / "transcripts" / "billing.labels.json")
-WHO = ["--platform", "userId=7", "--platform", "organId=9", "--platform", "deptPath=/1/9"]
 EVIL = '<script>alert("x")</script>|`**'
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("compiled")
-    assert skillc(["compile", str(ROOT / "examples" / "studio"), "-o", str(out)]) == 0
-    return str(out)
+def compiled(compiled_example: Any) -> str:
+    """The example studio's compiled directory (conftest compiles it once per module)."""
+    return str(compiled_example.out_dir)
 
 
 def _evil_log(tmp_path: Path) -> str:

@@ -9,34 +9,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.console_live import CHROMIUM, CHROMIUM_ARGS
-from helpers.transcripts import FOUND, answer, call, user
+from helpers.chromium import chromium
+from helpers.transcripts import FOUND, LABELS, LOGS, WHO, answer, call, user
 
 from skillc.main import run as skillc
 
 ROOT = Path(__file__).resolve().parents[1]
-LOGS = str(ROOT / "examples" / "transcripts" / "billing.jsonl")
-LABELS = str(ROOT / "examples" / "transcripts" / "billing.labels.json")
-WHO = ["--platform", "userId=7", "--platform", "organId=9", "--platform", "deptPath=/1/9"]
 EVIL = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
 
 
 @pytest.fixture(scope="module")
 def browser(report: Path) -> Iterator[Any]:
-    """Chromium, started after the report is written: while Playwright's sync API runs, this
-    thread counts as inside an event loop and the replay's asyncio.run would refuse."""
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (Debian package `chromium`)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright Python package is not installed (pip install -e '.[dev]')")
-    with sync_playwright() as pw:
-        chrome = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chrome
-        finally:
-            chrome.close()
+    """Chromium, started after the report is written (see helpers.chromium)."""
+    yield from chromium()
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from typing import Any
 
 from helpers.transcripts import FOUND, answer, call, user
 
-from skillc.runtime.replay.openai_format import read_file
+from skillc.runtime.replay.run import read_any
 from skillc.runtime.replay.recorded import Conversation, RecordedCall, TextReply, Unreadable, UserMessage
 from skillc.runtime.vocab import Pairing
 
@@ -21,7 +21,7 @@ MESSAGES = [{"role": "system", "content": "be exact"}, user("find INV-9"),
 
 
 def _read(path: Path, key: str | None = None) -> list[Any]:
-    return list(read_file(str(path), key))
+    return list(read_any(str(path), key))
 
 
 def _shape(conv: Conversation) -> list[str]:
@@ -111,7 +111,7 @@ def test_jsonl_is_streamed_one_record_at_a_time(tmp_path: Path) -> None:
 
     t = threading.Thread(target=writer, daemon=True)
     t.start()
-    reader = read_file(str(fifo))
+    reader = read_any(str(fifo))
     first = next(reader)
     got_first.set()
     rest = list(reader)

@@ -13,7 +13,7 @@ from skillc.compiler.build import compile_studio
 from skillc.runtime import chain
 from skillc.runtime.loader import load_compiled
 from skillc.runtime.replay import JudgeOptions, judge
-from skillc.runtime.replay.openai_format import read_file
+from skillc.runtime.replay.run import read_any
 from skillc.runtime.replay.recorded import Conversation
 from skillc.runtime.vocab import Verdict
 
@@ -28,7 +28,7 @@ def retail(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def _judged(studio: Any, name: str) -> Any:
-    (conv,) = list(read_file(str(RETAIL / "transcripts" / name)))
+    (conv,) = list(read_any(str(RETAIL / "transcripts" / name)))
     assert isinstance(conv, Conversation)
     return asyncio.run(judge(studio, conv, JudgeOptions()))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from skillc.runtime import jsontext
 from skillc.runtime.replay.recorded import Conversation, Item, RecordedCall, TextReply, Unreadable, UserMessage
@@ -27,20 +27,14 @@ class BadRecord(ValueError):
     """A record that is not a recorded conversation (the message says where and why)."""
 
 
-def read_file(path: str, messages_key: str | None = None) -> Iterator[Conversation | Unreadable]:
-    """Every conversation of one file, in order; an unreadable record is yielded as Unreadable."""
+def read(path: str, fh: BinaryIO, first: bytes, messages_key: str | None = None) -> Iterator[Conversation | Unreadable]:
+    """Every conversation of the open file `fh` (its `first` line already read), in order; an
+    unreadable record is yielded as Unreadable."""
     stem = os.path.splitext(os.path.basename(path))[0]
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        yield Unreadable(path, 0, f"cannot open: {exc.strerror or exc}")
+    if path.endswith(LINE_SUFFIXES) or _is_value(first):
+        yield from _lines(path, stem, fh, first, messages_key)
         return
-    with fh:
-        first = fh.readline()
-        if path.endswith(LINE_SUFFIXES) or _is_value(first):
-            yield from _lines(path, stem, fh, first, messages_key)
-            return
-        text = first + fh.read()
+    text = first + fh.read()
     try:
         doc = jsontext.loads(text)
     except ValueError as exc:

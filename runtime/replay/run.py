@@ -10,25 +10,28 @@ import os
 from collections.abc import Callable, Iterator
 
 from skillc.runtime.replay.judge import JudgeOptions, judge
-from skillc.runtime.replay.openai_format import read_file
+from skillc.runtime.replay import openai_format, trace_format
 from skillc.runtime.replay.recorded import Conversation, Unreadable
 from skillc.runtime.replay.report import Report
-from skillc.runtime.replay.trace_format import is_trace_line, read_trace
 
 Progress = Callable[[int, int, int], None]  # bytes read, bytes in all, calls judged
 
 
 def read_any(path: str, messages_key: str | None = None) -> Iterator[Conversation | Unreadable]:
     """The conversations of one file, in whichever recorded format it holds: a skillc trace
-    when its first line is a trace event, else OpenAI chat messages."""
+    when its first line is a trace event, else OpenAI chat messages. A file that cannot be
+    opened is one Unreadable record."""
     try:
-        with open(path, "rb") as fh:
-            first = fh.readline()
-    except OSError:
-        first = b""
-    if messages_key is None and is_trace_line(first):
-        return read_trace(path)
-    return read_file(path, messages_key)
+        fh = open(path, "rb")
+    except OSError as exc:
+        yield Unreadable(path, 0, f"cannot open: {exc.strerror or exc}")
+        return
+    with fh:
+        first = fh.readline()
+        if messages_key is None and trace_format.is_trace_line(first):
+            yield from trace_format.read(path, fh, first)
+        else:
+            yield from openai_format.read(path, fh, first, messages_key)
 
 
 async def replay_async(studio: object, files: list[str], options: JudgeOptions, *, studio_name: str = "",

@@ -11,9 +11,10 @@ trace interleaves sessions, so its conversations are judged once the file has be
 """
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from skillc.runtime import jsontext
 from skillc.runtime.errors import ErrorName
@@ -41,30 +42,25 @@ class _Session:
         self.batch = 0
 
 
-def read_trace(path: str) -> Iterator[Conversation | Unreadable]:
-    """Every session of a trace file as a conversation (see the module's docstring)."""
+def read(path: str, fh: BinaryIO, first: bytes) -> Iterator[Conversation | Unreadable]:
+    """Every session of the open trace file `fh` (its `first` line already read) as a
+    conversation (see the module's docstring)."""
     sessions: dict[str, _Session] = {}
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        yield Unreadable(path, 0, f"cannot open: {exc.strerror or exc}")
-        return
-    with fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                event = jsontext.loads(line)
-            except ValueError as exc:
-                yield Unreadable(path, number, f"not JSON: {exc}")
-                continue
-            if not isinstance(event, dict) or not isinstance(event.get("session"), str):
-                continue  # not a session's event (a trace may carry others): nothing to replay
-            sid = event["session"]
-            state = sessions.get(sid)
-            if state is None:
-                state = sessions[sid] = _Session(Conversation(id=sid, file=path, line=number))
-            _take(state, event)
+    for number, line in enumerate(itertools.chain([first], fh), 1):
+        if not line.strip():
+            continue
+        try:
+            event = jsontext.loads(line)
+        except ValueError as exc:
+            yield Unreadable(path, number, f"not JSON: {exc}")
+            continue
+        if not isinstance(event, dict) or not isinstance(event.get("session"), str):
+            continue  # not a session's event (a trace may carry others): nothing to replay
+        sid = event["session"]
+        state = sessions.get(sid)
+        if state is None:
+            state = sessions[sid] = _Session(Conversation(id=sid, file=path, line=number))
+        _take(state, event)
     size = os.path.getsize(path) if os.path.isfile(path) else 0
     for state in sessions.values():
         state.conv.end = size

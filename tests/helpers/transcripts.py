@@ -3,12 +3,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 from skillc.runtime.replay import ConversationResult, JudgeOptions, judge
 from skillc.runtime.replay.openai_format import _conversation
 
 PLATFORM = {"userId": 7, "organId": 9, "deptPath": "/1/9"}
+ROOT = Path(__file__).resolve().parents[2]
+# the billing example's recorded conversations and labels, and the identity they were had with
+LOGS = str(ROOT / "examples" / "transcripts" / "billing.jsonl")
+LABELS = str(ROOT / "examples" / "transcripts" / "billing.labels.json")
+WHO = [arg for key, value in PLATFORM.items() for arg in ("--platform", f"{key}={value}")]
 
 
 def user(text: str) -> dict[str, Any]:
