@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Callable
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -91,15 +92,19 @@ def describe_listen_error(host: str, port: int, exc: OSError) -> str:
     return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
 
 
-def serve(app: Any, host: str, port: int, **options: Any) -> list[str]:
+def serve(app: Any, host: str, port: int, on_listen: Callable[[str], None] | None = None,
+          **options: Any) -> list[str]:
     """Run the app under uvicorn until it stops; the configuration errors that stopped its start
-    (empty when it ran)."""
+    (empty when it ran). `on_listen` gets the bound address (`host:port`, the real port when 0)."""
     import uvicorn
 
     try:
         sock = listen(host, port)
     except OSError as exc:
         return [describe_listen_error(host, port, exc)]
+    if on_listen is not None:
+        bound = sock.getsockname()
+        on_listen(f"[{bound[0]}]:{bound[1]}" if sock.family == socket.AF_INET6 else f"{bound[0]}:{bound[1]}")
     guard = StartupGuard(app)
     server = uvicorn.Server(uvicorn.Config(guard, lifespan="on", **options))
     try:

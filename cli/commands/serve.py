@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
         print("skillc serve: WARNING: development mode, requests are NOT authenticated", file=sys.stderr)
     from skillc.serve_startup import serve
 
-    print(f"skillc serve: http://{options.host}:{options.port}/agui", file=sys.stderr)
     errors = serve(app, options.host, options.port, log_level="info",
+                   on_listen=lambda where: print(f"skillc serve: http://{where}/agui", file=sys.stderr),
                    timeout_graceful_shutdown=int(options.shutdown_grace) + 1)
     for line in errors:  # a configuration error found while starting: one line each, no traceback
         print(f"skillc serve: error: {line}", file=sys.stderr)

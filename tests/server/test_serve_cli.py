@@ -62,6 +62,7 @@ def test_serve_says_each_server_clash_in_one_line_and_exits_2(compiled: Path, tm
         for tool in ("thing_get", "thing_put", "thing_list")]
     assert "Traceback" not in done.stderr and "ExceptionGroup" not in done.stderr
     assert "Application startup failed" not in done.stderr
+    assert "http://127.0.0.1:0/" not in done.stderr  # the address said is the one bound (port 0: a free one)
 
 
 def test_serve_says_a_bad_model_config_and_a_taken_port_in_one_line(compiled: Path, tmp_path: Path) -> None:
