@@ -33,6 +33,7 @@ class _ArgView:
     provenance_issue: Code | None = None
     provenance_note: Code = Code("")
     enum_issue: Code | None = None
+    evidence_fields: tuple = ()  # resolved typed-evidence fields (compiler.evidence_fields)
 
 
 _MATCHER = {
@@ -85,6 +86,7 @@ def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: 
     if not view.bound:
         fields = resolved_fields(contract, arg) if contract is not None and arg.evidence else None
         view.matchers = _matchers(param, sources, fields)
+        view.evidence_fields = fields if fields is not None and "EVIDENCE" in sources else ()
     if arg.required:
         _set_missing_issue(view, names, tool, param, arg, consts)
     if arg.enum:
@@ -187,6 +189,7 @@ def _arg_meta(view: _ArgView, param: str, parts: tuple, arg: ir.ArgContract, sou
             ("platform", is_platform, False),
             ("sources", tuple(sources), ()),
             ("expected_evidence", evidence, False),
+            ("evidence_fields", view.evidence_fields, ()),
         ]),
         8,
         len(view.param) + 3,

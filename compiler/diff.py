@@ -179,6 +179,14 @@ def _compare_arg(c: _Collector, tool: str, arg: str, o: dict[str, Any], n: dict[
         c.add("arg.enum_widened", f"now also allows {', '.join(sorted(set(n['enum']) - set(o['enum'])))}", True, old=o["enum"], new=n["enum"], **where)
     elif n["enum"] is not None and n["enum"] != o["enum"]:
         c.add("arg.enum_narrowed", f"allowed values now {', '.join(n['enum'])}", old=o["enum"], new=n["enum"], **where)
+    oe, ne = o.get("evidence") or [], n.get("evidence") or []
+    if "EVIDENCE" in n["sources"] and oe and not ne:
+        c.add("arg.evidence_removed", f"EVIDENCE accepts any extracted value again (was only {', '.join(oe)})", True,
+              old=oe, **where)
+    elif oe and ne and set(ne) - set(oe):
+        c.add("arg.evidence_widened", f"now also backed by {', '.join(sorted(set(ne) - set(oe)))}", True, old=oe, new=ne, **where)
+    elif ne and ne != oe:
+        c.add("arg.evidence_narrowed", f"EVIDENCE now only from {', '.join(ne)}", old=oe, new=ne, **where)
     om, nm = o["missing"], n["missing"]
     if om and not nm:
         c.add("arg.optional", "a missing value now passes (was " + om["action"] + ")", True, old=om, **where)

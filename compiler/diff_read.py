@@ -227,6 +227,7 @@ def _tool_view(module: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
             "missing": issues.get(param, {}).get("missing"),
             "provenance": (issues.get(param, {}).get("provenance") or {}).get("action"),
             "enum": allowed.get(param),
+            "evidence": sorted(_field_text(f) for f in am.get("evidence_fields", ())),
         }
     judge = _fn(module, meta.get("judge"))
     verify = _fn(module, meta.get("verify_args"))
@@ -248,6 +249,13 @@ def _tool_view(module: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _field_text(field: Any) -> str:
+    """A typed-evidence field (tool or None, extract key, path) as `tool:key.path` (`*` for any tool)."""
+    tool, key, parts = field
+    rest = path_text(parts)
+    return f"{tool or '*'}:{key}" + (("" if rest.startswith("[]") else ".") + rest if rest else "")
+
+
 def _enum_text(key: tuple) -> str:
     """An `rt.enum_key` key as the JSON text of its value ("j" keys already are JSON text)."""
     return key[1] if key[0] == "j" else json.dumps(key[1], ensure_ascii=False)
@@ -261,7 +269,7 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "InputMeta": {"name": None, "required": True, "provider": None, "prefix": None, "share_key": None},
     "OutputMeta": {"name": None, "type": "VALUE", "fields": (), "min_items": 1, "hint": None, "required": True, "share": None,
                    "entity": None, "sources": (), "has_constant": False, "constant": None},
-    "EntitySpec": {"type": None, "id": "id", "name": "name", "scalar": None},
+    "EntitySpec": {"type": None, "id": "id", "name": "name", "scalar": None, "keyed": False},
 }
 
 

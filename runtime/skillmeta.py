@@ -34,6 +34,9 @@ class ArgMeta:
     platform: bool = False  # from platform.*: hidden from approval text (§11)
     sources: tuple[str, ...] = ()
     expected_evidence: bool = False  # may come from EVIDENCE (a source, or from: evidence.*)
+    # typed evidence: the (tool or None, extract key, path) fields that may back an EVIDENCE
+    # value; empty: any extracted value (the spec's rule). Read by `skillc diff`.
+    evidence_fields: tuple[tuple, ...] = ()
 
     @property
     def expected_user(self) -> bool:
