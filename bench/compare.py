@@ -2,6 +2,7 @@
 
     python bench/compare.py --base f8a1ee3 chain.py --quick
     python bench/compare.py --base f8a1ee3 --base-args "--sessions 200" turns.py --sessions 200 --turns 105
+    python bench/compare.py --peers [--rounds 3] [--calls 5]     # skillc beside its peers (bench/peers/)
 
 The earlier revision is exported (`git archive`) and installed into a private directory once
 (cached under $XDG_CACHE_HOME/skillc-bench/<commit>); then each round runs the benchmark script
@@ -90,6 +91,11 @@ def verdict(label: str, unit: str, base: float, head: float) -> str:
 
 
 def main() -> int:
+    if "--peers" in sys.argv[1:]:  # the peers mode: skillc beside other frameworks (bench/peers/run.py)
+        sys.path.insert(0, str(ROOT / "bench" / "peers"))
+        import run as peers
+
+        return peers.main(sys.argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--base", required=True, help="the earlier revision (a commit, tag or branch)")

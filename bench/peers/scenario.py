@@ -1,0 +1,161 @@
+"""The one turn every peers driver plays, and the line a driver reports it on (stdlib only).
+
+Every framework runs the same turn: the prompt goes to a model double that asks for `CALLS` tool
+calls of `TOOL`, one per model step, then answers `FINAL` as text; the tool answers `RESULT`, a
+small fixed JSON object, at once. No sleeps anywhere. Drivers run in their framework's own venv
+(skillc is not installed there), so this module imports nothing outside the standard library.
+
+A driver measures `--turns` turns after `--warmup` uncounted ones. For each turn it takes the wall
+time of the turn and subtracts the time spent inside the model double and inside the tool (as the
+driver's own clocks saw it); what is left, divided by the calls, is the framework's overhead per
+tool call. It prints one `PEER-RESULT {json}` line: the median of its turns and every sample.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+TOOL = "cms_article_get"
+TOOL_DOC = "Read one article by its id."
+RESULT: dict[str, Any] = {"code": 200, "data": {"id": 17, "title": "Spring launch"}}
+FINAL = "read"
+PROMPT = "read article 17 and 18"
+CALLS = 5
+MARK = "PEER-RESULT "
+
+
+def call_args(step: int) -> dict[str, Any]:
+    """The arguments of the `step`-th tool call (0-based): articles 17 and 18 in turn."""
+    return {"articleId": 17 + step % 2}
+
+
+def tool_result(articleId: int) -> dict[str, Any]:  # noqa: N803  (the tool's argument name)
+    """What the tool answers: the same small JSON object whatever it is asked."""
+    return RESULT
+
+
+class Clock:
+    """Seconds spent inside the model double and inside the tools over a turn, and the tool calls.
+
+    Tool time is taken where the framework hands the call to the tool: the plain function in the
+    direct mode, the MCP SDK's `ClientSession.call_tool` over MCP (every framework's MCP client,
+    and skillc's gateway, go through it), so it covers the same round trip for everyone.
+    """
+
+    def __init__(self) -> None:
+        self.model = 0.0
+        self.tool = 0.0
+        self.calls = 0
+
+    def reset(self) -> None:
+        """Start a new turn."""
+        self.model = self.tool = 0.0
+        self.calls = 0
+
+    def timed_model(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`fn` (the model double's step, a plain function) adding its wall time to the model's."""
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.model += time.perf_counter() - start
+
+        return wrapper
+
+    def timed_model_async(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        """`fn` (a coroutine function) adding its wall time to the model's."""
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                self.model += time.perf_counter() - start
+
+        return wrapper
+
+    def timed_tool_async(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        """`fn` (a coroutine function: an SDK's call) counted as a tool call, its time the tool's."""
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            start = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                self.tool += time.perf_counter() - start
+
+        return wrapper
+
+    def tool_function(self) -> Callable[..., Awaitable[dict[str, Any]]]:
+        """The direct mode's tool: a plain async function with a real signature (frameworks read
+        it for the schema), timing itself. Async, so no framework hops to a thread for it."""
+        clock = self
+
+        async def cms_article_get(articleId: int) -> dict[str, Any]:  # noqa: N803
+            """Read one article by its id."""
+            clock.calls += 1
+            start = time.perf_counter()
+            try:
+                return tool_result(articleId)
+            finally:
+                clock.tool += time.perf_counter() - start
+
+        return cms_article_get
+
+    def instrument_mcp(self, session_class: Any) -> None:
+        """Time (and count) every `call_tool` of the MCP SDK's client session class."""
+        session_class.call_tool = self.timed_tool_async(session_class.call_tool)
+
+
+async def measure(turn: Callable[[], Awaitable[Any]], clock: Clock, calls: int, turns: int,
+                  warmup: int) -> list[float]:
+    """Overhead per tool call of `turns` turns (after `warmup` uncounted ones)."""
+    samples: list[float] = []
+    for i in range(warmup + turns):
+        clock.reset()
+        start = time.perf_counter()
+        await turn()
+        wall = time.perf_counter() - start
+        if clock.calls != calls:
+            raise SystemExit(f"the turn made {clock.calls} tool calls, not {calls}")
+        if i >= warmup:
+            samples.append((wall - clock.model - clock.tool) / calls)
+    return samples
+
+
+def next_step(tool_results: int, calls: int) -> dict[str, Any] | None:
+    """The model double's decision: the arguments of the next tool call, or None for the final text."""
+    return call_args(tool_results) if tool_results < calls else None
+
+
+def report(samples: list[float], **extra: Any) -> None:
+    """Print the driver's one result line (seconds)."""
+    print(MARK + json.dumps({"median": statistics.median(samples), "samples": samples, **extra}), flush=True)
+
+
+def parse_report(stdout: str) -> dict[str, Any]:
+    """The result a driver printed; ValueError when it printed none."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(MARK):
+            result: dict[str, Any] = json.loads(line[len(MARK):])
+            return result
+    raise ValueError("the driver printed no " + MARK.strip() + " line")
+
+
+def arguments(description: str, modes: tuple[str, ...] = ("direct", "mcp")) -> argparse.Namespace:
+    """The command line every driver takes."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--mode", choices=modes, required=True)
+    parser.add_argument("--calls", type=int, default=CALLS, help="tool calls per turn")
+    parser.add_argument("--turns", type=int, default=20, help="measured turns")
+    parser.add_argument("--warmup", type=int, default=3, help="uncounted turns first")
+    parser.add_argument("--server", help="the stdio MCP server's command line, as a JSON list (mode mcp)")
+    parser.add_argument("--port", type=int, help="the loopback port to serve on (mode serve)")
+    return parser.parse_args()

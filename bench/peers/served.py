@@ -1,0 +1,120 @@
+"""The served mode of the peers turn: one loopback AG-UI client against a framework's app.
+
+Starts the app (`skillc_driver.py --mode serve` or `pydantic_ai_driver.py --mode serve`, each in
+its own interpreter) on a free 127.0.0.1 port, waits for /healthz, then plays `--warmup` uncounted
+and `--turns` counted turns one after the other: a signed (skillc) or plain (Pydantic AI) POST
+/agui with a new thread each turn, the SSE stream read to RUN_FINISHED. The client is the same
+code for both apps; signing happens before the clock starts. The figure per turn is the client's
+wall time divided by the tool calls (the stream's TOOL_CALL_START events of the tool, checked):
+nothing is subtracted here, the model double and the tools take microseconds on both sides.
+
+    python bench/peers/served.py --app '["python", "bench/peers/skillc_driver.py", "--mode", "serve"]' --sign
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import scenario  # noqa: E402
+
+PLATFORM = {"userId": 7, "name": "bench"}
+
+
+def free_port() -> int:
+    """A free loopback port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(url: str, proc: subprocess.Popen[bytes], limit: float = 120.0) -> None:
+    """Until the app's /healthz answers 200, the child alive, within `limit` seconds."""
+    import httpx
+
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise SystemExit(f"the app exited with {proc.returncode}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)  # polling a child's socket: there is no state to wait on
+    raise SystemExit("the app did not come up")
+
+
+async def play(url: str, sign: bool, calls: int, turns: int, warmup: int) -> list[float]:
+    """Client wall time per tool call of `turns` turns after `warmup`."""
+    import httpx
+
+    secret = None
+    if sign:
+        from skillc.runtime.server.auth import sign_request
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from skillc_driver import SECRET as secret
+
+    samples: list[float] = []
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+        for i in range(warmup + turns):
+            body = json.dumps({"threadId": f"t{i}", "runId": f"r{i}", "state": {}, "tools": [], "context": [],
+                               "forwardedProps": {},
+                               "messages": [{"id": f"m{i}", "role": "user", "content": scenario.PROMPT}]}).encode()
+            headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+            if secret is not None:
+                headers.update(sign_request(secret, "POST", "/agui", body, PLATFORM))
+            started, last, tool_calls = time.perf_counter(), "", 0
+            async with http.stream("POST", "/agui", content=body, headers=headers) as resp:
+                if resp.status_code != 200:
+                    raise SystemExit(f"POST /agui answered {resp.status_code}: {(await resp.aread())[:300]!r}")
+                async for line in resp.aiter_lines():
+                    if line.startswith("data:"):
+                        last = line
+                        if '"TOOL_CALL_START"' in line and scenario.TOOL in line:
+                            tool_calls += 1
+            wall = time.perf_counter() - started
+            if '"RUN_FINISHED"' not in last or tool_calls != calls:
+                raise SystemExit(f"turn {i}: {tool_calls} tool calls, last event {last[:200]}")
+            if i >= warmup:
+                samples.append(wall / calls)
+    return samples
+
+
+def main() -> int:
+    """Start the app, play the turns, print the result line, stop the app."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--app", required=True, help="the app's command line (JSON list); --port N is added")
+    parser.add_argument("--sign", action="store_true", help="sign requests as skillc serve requires")
+    parser.add_argument("--calls", type=int, default=scenario.CALLS)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+    port = free_port()
+    command = [*json.loads(args.app), "--calls", str(args.calls), "--port", str(port)]
+    proc = subprocess.Popen(command)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, proc)
+        scenario.report(asyncio.run(play(url, args.sign, args.calls, args.turns, args.warmup)))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

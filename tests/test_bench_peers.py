@@ -1,0 +1,123 @@
+"""bench/peers (the peers mode of bench/compare.py): its table, its drivers and skillc's side of the turn.
+
+No peer framework is installed here (the bench makes their venvs itself); what can break without
+the network is checked: the result line and the ratio logic, the model double's script, that each
+driver is valid Python exposing its entry points, the job list, the venv marker, and skillc's own
+driver playing the turn for real (in process, and against the stdio tool server over MCP).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+PEERS = Path(__file__).resolve().parent.parent / "bench" / "peers"
+DRIVERS = ("skillc_driver", "langgraph_driver", "openai_agents_driver", "pydantic_ai_driver")
+
+
+def load(name: str) -> ModuleType:
+    """A module of bench/peers by path (its siblings found as the bench finds them)."""
+    if str(PEERS) not in sys.path:
+        sys.path.insert(0, str(PEERS))
+    spec = importlib.util.spec_from_file_location(f"bench_peers_{name}", PEERS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+scenario, table = load("scenario"), load("table")
+
+
+def row(framework: str, mode: str, *ms: float) -> object:
+    return table.Row(framework, mode, tuple(v / 1000 for v in ms))
+
+
+def test_the_result_line_is_read_from_a_drivers_output() -> None:
+    out = "a warning\n" + scenario.MARK + json.dumps({"median": 0.002, "samples": [0.002]}) + "\n"
+    assert scenario.parse_report(out)["median"] == 0.002
+    with pytest.raises(ValueError, match="PEER-RESULT"):
+        scenario.parse_report("Traceback ...\n")
+
+
+def test_the_model_double_asks_for_each_call_once_then_answers() -> None:
+    steps = [scenario.next_step(done, 5) for done in range(7)]
+    assert steps[:5] == [{"articleId": 17}, {"articleId": 18}, {"articleId": 17}, {"articleId": 18},
+                         {"articleId": 17}]
+    assert steps[5] is None and steps[6] is None
+
+
+def test_a_row_is_the_median_of_its_rounds_and_its_ratio_is_to_skillc_in_the_same_mode() -> None:
+    rows = [row("skillc", "direct", 0.5, 0.4, 3.0), row("langgraph", "direct", 4.0, 5.0, 4.5),
+            row("skillc", "mcp", 1.0, 1.0, 1.0), row("pydantic-ai", "mcp", 3.0, 2.0, 9.0)]
+    assert rows[0].median == pytest.approx(0.0005)
+    assert table.ratio(rows[1], rows) == pytest.approx(9.0)
+    assert table.ratio(rows[3], rows) == pytest.approx(3.0)
+    assert table.ratio(rows[0], rows) is None
+    assert table.ratio(row("langgraph", "served", 1.0), rows) is None  # no skillc row to divide by
+    best = table.best_peer(rows)
+    assert best is not None and best[0] == pytest.approx(3.0) and best[1] is rows[3]
+
+
+def test_the_closing_line_names_the_best_peer_and_judges_the_target() -> None:
+    rows = [row("skillc", "direct", 0.5), row("langgraph", "direct", 4.0), row("openai-agents", "direct", 3.1)]
+    text = table.render(rows, 1, 5)
+    assert "  langgraph        direct         4.000 ms  (4.000-4.000)           8.0x" in text
+    assert text.splitlines()[-1] == ("skillc vs best peer per tool call: 6.2x (target ≥ 5x) MET"
+                                     "  [best: openai-agents, direct]")
+    missed = table.render(rows + [row("pydantic-ai", "direct", 1.0)], 1, 5)
+    assert missed.splitlines()[-1].startswith("skillc vs best peer per tool call: 2.0x (target ≥ 5x) MISSED")
+    assert table.render([row("skillc", "direct", 0.5)], 1, 5).endswith("no peer measured")
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+def test_each_driver_is_valid_python_with_its_entry_points(name: str) -> None:
+    source = (PEERS / f"{name}.py").read_text()
+    compile(source, name, "exec")
+    module = load(name)  # the frameworks are imported inside the functions, so this needs none
+    assert callable(module.main) and callable(module.in_process)
+    if name in ("skillc_driver", "pydantic_ai_driver"):
+        assert callable(module.serve)
+
+
+def test_every_framework_and_mode_becomes_one_job_with_existing_scripts() -> None:
+    run = load("run")
+    jobs = run.jobs(list(run.DRIVERS), 5, 20, 3)
+    assert [(j.framework, j.mode) for j in jobs] == [
+        ("skillc", "direct"), ("langgraph", "direct"), ("openai-agents", "direct"), ("pydantic-ai", "direct"),
+        ("skillc", "mcp"), ("langgraph", "mcp"), ("openai-agents", "mcp"), ("pydantic-ai", "mcp"),
+        ("skillc", "served"), ("pydantic-ai", "served")]
+    for job in jobs:
+        assert Path(job.argv[1]).exists(), job
+        assert "--calls" in job.argv and job.argv[job.argv.index("--calls") + 1] == "5"
+    served = [j for j in jobs if j.mode == "served"]
+    assert ["--sign" in j.argv for j in served] == [True, False]  # only skillc serve checks signatures
+
+
+def test_a_venv_made_with_other_pins_is_not_ready(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    venvs = load("venvs")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert not venvs.is_ready("langgraph")
+    where = tmp_path / "skillc-bench" / "peers" / "langgraph"
+    where.mkdir(parents=True)
+    (where / "ready").write_text("langgraph==0.0.1")
+    assert not venvs.is_ready("langgraph")
+    (where / "ready").write_text("\n".join(venvs.REQUIREMENTS["langgraph"]))
+    assert venvs.is_ready("langgraph") and venvs.python_of("langgraph") == where / "bin" / "python"
+
+
+def test_skillcs_driver_plays_the_five_call_turn_against_the_stdio_tool_server() -> None:
+    """skillc's side for real, over MCP to the tool server every peer's client uses: the scripted
+    turn, its tool calls counted at the MCP SDK's boundary (any other count fails the driver)."""
+    server = json.dumps([sys.executable, str(PEERS / "tool_server.py")])
+    done = subprocess.run([sys.executable, str(PEERS / "skillc_driver.py"), "--mode", "mcp", "--server", server,
+                           "--turns", "2", "--warmup", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = scenario.parse_report(done.stdout)
+    assert len(result["samples"]) == 2 and result["median"] > 0
