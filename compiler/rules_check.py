@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any
 
 from skillc.compiler import ir
 from skillc.compiler import rules_ast as A
 from skillc.compiler import rules_types as T
 from skillc.compiler.codegen_rules import _FUNCTIONS, _METHODS, NAMESPACES, ROOTS, TIME_PARTS, namespace_tool
+from skillc.compiler.rules_fold import regex_problem
 from skillc.runtime import cel
 
 Type = T.Type
@@ -403,20 +403,6 @@ class Checker:
         return T.BOOL
 
 
-def regex_problem(pattern: str) -> str | None:
-    """Why a pattern is refused: not RE2's syntax (backreferences, lookaround, atomic or
-    possessive groups, which need backtracking) or not a valid pattern at all."""
-    import re
-
-    if re.search(r"\\[1-9]|\\g<|\(\?P=|\(\?<?[=!]|\(\?>|[*+?}][+]", pattern):
-        return "backreferences, lookaround and possessive or atomic groups are not supported (RE2 syntax)"
-    try:
-        cel._pattern(pattern)
-    except cel.Undecidable as exc:
-        return exc.why
-    return None
-
-
 def _never_equal(a: Type, b: Type) -> bool:
     """Two known types whose values are never equal (a string and an int, …)."""
     if "dyn" in (a.kind, b.kind) or a.kind == b.kind:
@@ -426,49 +412,3 @@ def _never_equal(a: Type, b: Type) -> bool:
     if {a.kind, b.kind} <= {"record", "map"}:
         return False
     return True
-
-
-def constant_value(node: A.Node) -> tuple[bool, Any]:
-    """(True, value) when a node reads no name at all (so its value is fixed), else (False, None);
-    the value is worked out by the rule's own generated code (compiler.rules_eval). A constant
-    that cannot be decided has an `Undecidable` as its value."""
-    if _reads_names(node):
-        return False, None
-    from skillc.compiler.rules_eval import evaluate_node
-
-    try:
-        return True, evaluate_node(node, "")
-    except cel.Undecidable as exc:
-        return True, exc
-
-
-def _reads_names(node: A.Node, bound: frozenset[str] = frozenset()) -> bool:
-    if isinstance(node, A.Ident):
-        return node.name not in bound
-    if isinstance(node, A.Macro):
-        inner = bound | {node.var}
-        return _reads_names(node.target, bound) or any(
-            _reads_names(n, inner) for n in (node.pred, node.transform) if n is not None)
-    return any(_reads_names(c, bound) for c in A.children(node))
-
-
-def fixed_truth(node: A.Node) -> bool | None:
-    """True or False when a boolean expression's value does not depend on any name (also
-    `x || true`, `x && false`), else None."""
-    if isinstance(node, A.Binary) and node.op in ("&&", "||"):
-        absorbing = node.op == "||"
-        sides = [fixed_truth(node.left), fixed_truth(node.right)]
-        if absorbing in sides:
-            return absorbing
-        if sides == [not absorbing, not absorbing]:
-            return not absorbing
-        return None
-    if isinstance(node, A.Unary) and node.op == "!":
-        inner = fixed_truth(node.operand)
-        return None if inner is None else not inner
-    const, value = constant_value(node)
-    if const and isinstance(value, bool):
-        return value
-    return None
-
-

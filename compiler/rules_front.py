@@ -11,7 +11,8 @@ from skillc.compiler import rules_ast as A
 from skillc.compiler import rules_types as T
 from skillc.compiler.codegen_rules import _FUNCTIONS, NAMESPACES, ROOTS
 from skillc.compiler.diagnostics import Diagnostic, Severity, make
-from skillc.compiler.rules_check import Checker, Env, Finding, fixed_truth
+from skillc.compiler.rules_check import Checker, Env, Finding
+from skillc.compiler.rules_fold import fixed_truth
 from skillc.compiler.rules_syntax import RESERVED, RuleError, parse_rule_expr
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)

@@ -1,0 +1,246 @@
+"""CEL's logic, member access and macros for compiled rule code, plus skillc's `sum`, `min` and
+`max` (docs/reference/rules.md). `&&`, `||`, `all` and `exists` absorb an undecidable side as
+CEL does: `false && x` is false whatever x is.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Callable, Iterable
+
+from skillc.runtime.cel_values import _ABSENT, Undecidable, _is_int, _is_num, _map_get, _no_op, add, gt, lt, type_name
+
+SKIPPED = None  # what a rule function returns when its `when` guard does not apply
+
+
+# ---------------------------------------------------------------- logic
+
+
+def truth(v: Any, what: str = "condition") -> bool:
+    """A value used as a condition: must be a bool."""
+    if v is True or v is False:
+        return v
+    raise Undecidable(what, f"expected a bool, found {type_name(v)}")
+
+
+def not_(v: Any) -> bool:
+    """`!v`."""
+    return not truth(v, "!")
+
+
+def and_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
+    """`left && right`: false if either side is false, even when the other cannot be decided."""
+    try:
+        a = left()
+    except Undecidable as exc:
+        a = exc
+    if a is False:
+        return False
+    try:
+        b = right()
+    except Undecidable as exc:
+        b = exc
+    if b is False:
+        return False
+    if a is True and b is True:
+        return True
+    for v in (a, b):
+        if isinstance(v, Undecidable):
+            raise v
+    raise _no_op("&&", a, b)
+
+
+def or_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
+    """`left || right`: true if either side is true, even when the other cannot be decided."""
+    try:
+        a = left()
+    except Undecidable as exc:
+        a = exc
+    if a is True:
+        return True
+    try:
+        b = right()
+    except Undecidable as exc:
+        b = exc
+    if b is True:
+        return True
+    if a is False and b is False:
+        return False
+    for v in (a, b):
+        if isinstance(v, Undecidable):
+            raise v
+    raise _no_op("||", a, b)
+
+
+def result(v: Any) -> bool:
+    """A rule's value: true or false (anything else cannot be decided)."""
+    return truth(v, "rule")
+
+
+# ---------------------------------------------------------------- access
+
+
+def select(obj: Any, field: str, what: str) -> Any:
+    """`obj.field`: a member of a map (a JSON object); `what` is the text, for the message."""
+    if isinstance(obj, dict):
+        v = obj.get(field, _ABSENT)
+        if v is _ABSENT:
+            raise Undecidable(what, "no such field")
+        return v
+    raise Undecidable(what, f"a {type_name(obj)} has no fields")
+
+
+def has(obj: Any, field: str, what: str) -> bool:
+    """`has(obj.field)`: whether the map holds the field (null counts as present)."""
+    if isinstance(obj, dict):
+        return field in obj
+    raise Undecidable(what, f"a {type_name(obj)} has no fields")
+
+
+def index(obj: Any, key: Any, what: str) -> Any:
+    """`obj[key]`: a list item by int (or an integral double), a map value by key."""
+    if isinstance(obj, list):
+        if type(key) is float and key.is_integer():
+            key = int(key)
+        if isinstance(key, Decimal) and key == key.to_integral_value():
+            key = int(key)
+        if not _is_int(key):
+            raise Undecidable(what, f"a list index must be an int, found {type_name(key)}")
+        if not 0 <= key < len(obj):
+            raise Undecidable(what, f"index {key} out of range (size {len(obj)})")
+        return obj[key]
+    if isinstance(obj, dict):
+        if not (type(key) in (str, int, bool) or _is_num(key)):
+            raise Undecidable(what, f"a {type_name(key)} cannot be a map key")
+        v = _map_get(obj, key)
+        if v is _ABSENT:
+            raise Undecidable(what, f"no such key {key!r}")
+        return v
+    raise Undecidable(what, f"a {type_name(obj)} cannot be indexed")
+
+
+def make_map(entries: Iterable[tuple[Any, Any]]) -> dict:
+    """`{k: v, …}`: keys are strings, ints or bools; a repeated key cannot be decided."""
+    out: dict = {}
+    for k, v in entries:
+        if not (type(k) in (str, int, bool)):
+            raise Undecidable("{…}", f"a {type_name(k)} cannot be a map key")
+        if _map_get(out, k) is not _ABSENT:
+            raise Undecidable("{…}", f"repeated map key {k!r}")
+        out[k] = v
+    return out
+
+
+def size(v: Any) -> int:
+    """`size(v)`: characters of a string, items of a list, entries of a map."""
+    if isinstance(v, (str, list, dict)):
+        return len(v)
+    raise Undecidable("size", f"a {type_name(v)} has no size")
+
+
+# ---------------------------------------------------------------- macros
+
+
+def _items(coll: Any, macro: str) -> list:
+    if isinstance(coll, list):
+        return coll
+    if isinstance(coll, dict):
+        return list(coll)
+    raise Undecidable(macro, f"a {type_name(coll)} is not a list or map")
+
+
+def all_(coll: Any, pred: Callable[[Any], Any]) -> bool:
+    """`coll.all(x, p)`: false if any item is false (even when another cannot be decided)."""
+    err: Undecidable | None = None
+    for item in _items(coll, "all"):
+        try:
+            v = pred(item)
+        except Undecidable as exc:
+            v = exc
+        if v is False:
+            return False
+        if v is not True:
+            err = err or (v if isinstance(v, Undecidable) else _no_op("all", v))
+    if err is not None:
+        raise err
+    return True
+
+
+def exists(coll: Any, pred: Callable[[Any], Any]) -> bool:
+    """`coll.exists(x, p)`: true if any item is true (even when another cannot be decided)."""
+    err: Undecidable | None = None
+    for item in _items(coll, "exists"):
+        try:
+            v = pred(item)
+        except Undecidable as exc:
+            v = exc
+        if v is True:
+            return True
+        if v is not False:
+            err = err or (v if isinstance(v, Undecidable) else _no_op("exists", v))
+    if err is not None:
+        raise err
+    return False
+
+
+def exists_one(coll: Any, pred: Callable[[Any], Any]) -> bool:
+    """`coll.exists_one(x, p)`: exactly one item is true."""
+    return sum(1 for item in _items(coll, "exists_one") if truth(pred(item), "exists_one")) == 1
+
+
+def filter_(coll: Any, pred: Callable[[Any], Any]) -> list:
+    """`coll.filter(x, p)`: the items (map keys) for which p is true."""
+    return [item for item in _items(coll, "filter") if truth(pred(item), "filter")]
+
+
+def map_(coll: Any, fn: Callable[[Any], Any], pred: Callable[[Any], Any] | None = None) -> list:
+    """`coll.map(x, e)` and `coll.map(x, p, e)` (only the items for which p is true)."""
+    items = _items(coll, "map")
+    if pred is not None:
+        items = [i for i in items if truth(pred(i), "map")]
+    return [fn(i) for i in items]
+
+
+# ---------------------------------------------------------------- numbers
+
+
+def sum_(coll: Any) -> Any:
+    """`sum(list)`: 0 for an empty list; ints stay ints, any double makes a double, any decimal a
+    decimal (exact)."""
+    items = coll if isinstance(coll, list) else _bad_list("sum", coll)
+    kinds = {type(v) for v in items}
+    if len(kinds) == 1 and (Decimal in kinds or float in kinds):  # one kind: Python's own sum is exact enough
+        return sum(items, Decimal(0) if Decimal in kinds else 0.0)
+    total: Any = 0
+    for v in items:
+        if not _is_num(v):
+            raise Undecidable("sum", f"a {type_name(v)} is not a number")
+        total = add(total, v)
+    return total
+
+
+def _bad_list(fn: str, v: Any) -> list:
+    raise Undecidable(fn, f"expected a list, found {type_name(v)}")
+
+
+def min_(coll: Any) -> Any:
+    """`min(list)`: the smallest item (undecidable for an empty list)."""
+    items = coll if isinstance(coll, list) else _bad_list("min", coll)
+    if not items:
+        raise Undecidable("min", "empty list")
+    best = items[0]
+    for v in items[1:]:
+        if lt(v, best):
+            best = v
+    return best
+
+
+def max_(coll: Any) -> Any:
+    """`max(list)`: the largest item (undecidable for an empty list)."""
+    items = coll if isinstance(coll, list) else _bad_list("max", coll)
+    if not items:
+        raise Undecidable("max", "empty list")
+    best = items[0]
+    for v in items[1:]:
+        if gt(v, best):
+            best = v
+    return best
