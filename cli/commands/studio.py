@@ -16,7 +16,9 @@ DESCRIPTION = """\
 versioned JSON (format skillc.studio/1, an ETag per version, 304 for an unchanged studio). Point
 workers at it with `[studio] source = "http://HOST:PORT"`; each turn costs them one conditional
 request, and a changed skill is recompiled there, the unchanged ones are not. The source is
-re-read when its files change.
+re-read when its files change. Only files inside the studio folder are read: a link leading out
+of it is refused (SC506), never served. The service asks no identity: bind it to loopback or to
+the network the workers share (docs/SECURITY.md).
 
 examples:
   skillc studio serve examples/studio --port 8780

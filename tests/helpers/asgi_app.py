@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo
 from skillc.runtime.model.base import ModelError, ModelRequest, ModelResponse
@@ -132,7 +133,7 @@ class InProcess:
                 parts.append(message.get("body", b""))
 
         scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-                 "scheme": "http", "path": path, "raw_path": path.encode("utf-8", "surrogateescape"),
+                 "scheme": "http", "path": unquote(path), "raw_path": path.encode("utf-8", "surrogateescape"),
                  "query_string": query.encode("utf-8", "surrogateescape"), "headers": raw_headers,
                  "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8765), "root_path": ""}
         finished = asyncio.Event()
