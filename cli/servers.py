@@ -147,6 +147,10 @@ def compare(result: Any, listings: list[ServerListing], config_path: Any = None)
         out.append(make("SC605", "error", f"MCP servers cannot form one catalog: {clash}", skill=None,
                         **_server_table(config_path, later)))
     out += schema_findings(result, served)
+    if any(t.rules for c in result.contracts.values() for t in c.tools.values()):
+        from skillc.compiler.rules_servers import rule_schema_findings  # lark's rule grammar only when used
+
+        out += rule_schema_findings(result, served)
     for profile in result.studio.skills:
         if profile.status != "ACTIVE":
             continue
