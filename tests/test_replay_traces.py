@@ -45,7 +45,7 @@ def _event(seq: int, session: str, type_: str, **fields: Any) -> str:
     return json.dumps({"seq": seq, "type": type_, "session": session, "turn": 1, **fields})
 
 
-def test_interleaved_sessions_and_a_cut_short_answer(tmp_path: Path) -> None:
+def test_interleaved_sessions_and_a_cut_short_answer(tmp_path: Path, compiled_example: Any) -> None:
     found = json.dumps({"ok": True, "data": {"code": 0, "data": {"total": 1, "records": []}}})
     cut = json.dumps({"ok": True, "data": '{"code": 0, "data": "' + "x" * 50 + "…"})
     lines = [
@@ -60,6 +60,9 @@ def test_interleaved_sessions_and_a_cut_short_answer(tmp_path: Path) -> None:
                message=cut),
         _event(8, "b", "tool.call", tool="inv_invoice_void", builtin=False, args={"invoiceNo": "INV-2"}, ok=False,
                error="PARAM_PROVENANCE_REJECTED", message="refused"),
+        _event(9, "a", "mcp.invoked", tool="inv_invoice_get", args={"invoiceNo": "INV-1"}),
+        _event(10, "a", "tool.call", tool="inv_invoice_get", builtin=False, args={"invoiceNo": "INV-1"}, ok=False,
+               error="TOOL_TIMEOUT", message="the tool did not answer in time"),
     ]
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join(lines) + "\n")
@@ -68,8 +71,12 @@ def test_interleaved_sessions_and_a_cut_short_answer(tmp_path: Path) -> None:
     a, b = [g for g in got if isinstance(g, Conversation)]
     assert len(bad) == 1 and bad[0].line == 5
     assert (a.id, b.id) == ("a", "b")
-    (call_a,) = [i for i in a.items if isinstance(i, RecordedCall)]
+    call_a, timed_out = [i for i in a.items if isinstance(i, RecordedCall)]
     assert call_a.answer == {"code": 0, "data": {"total": 1, "records": []}} and call_a.pairing == Pairing.TRACE
+    assert timed_out.failed == "TOOL_TIMEOUT" and timed_out.pairing == Pairing.TRACE  # a call failure stays one
+    judged_a = asyncio.run(judge(compiled_example, a, JudgeOptions(agent="billing", skill="inv.invoice.query")))
+    outcome = judged_a.calls[1].outcome
+    assert judged_a.calls[1].verdict == Verdict.ALLOWED and outcome is not None and outcome["error"] == "TOOL_TIMEOUT"
     find_b, void_b = [i for i in b.items if isinstance(i, RecordedCall)]
     assert isinstance(find_b.answer, str) and any("cut short" in n for n in b.notes)
     assert void_b.pairing == Pairing.NONE and void_b.answer is None

@@ -4,10 +4,13 @@ contract refusal, a correct call allowed), the recorded answer judged as evidenc
 pairing of answers (repeated ids, parallel calls)."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from helpers.transcripts import FOUND, VOID, VOIDED, answer, call, calls, judged, say, user
+from helpers.transcripts import FOUND, VOID, VOIDED, answer, call, calls, judged, record, say, user
 
+from skillc.runtime.replay import JudgeOptions, judge
+from skillc.runtime.replay.openai_format import _conversation
 from skillc.runtime.vocab import Pairing, Reading, Verdict
 
 
@@ -150,3 +153,13 @@ def test_arguments_that_are_not_json_are_refused_by_the_argument_policy(compiled
     r = judged(compiled_example, [user("find invoice INV-9"), call("a", "inv_invoice_find", "{invoiceNo: INV-9"),
                                   answer("a", FOUND)])
     assert r.calls[0].verdict == Verdict.REFUSED and r.calls[0].error == "ARG_JSON_INVALID"
+
+
+def test_recorded_tool_schemas_are_the_catalog_the_argument_policy_checks(compiled_example: Any) -> None:
+    doc = record([user("find invoice INV-9"), call("a", "inv_invoice_find", {}), answer("a", FOUND)])
+    doc["tools"] = [{"type": "function", "function": {"name": "inv_invoice_find", "parameters": {
+        "type": "object", "properties": {"invoiceNo": {"type": "string"}}, "required": ["invoiceNo"]}}}]
+    conv = _conversation("mem.json", "mem", 0, doc, None)
+    result = asyncio.run(judge(compiled_example, conv, JudgeOptions(agent="billing", skill="inv.invoice.query")))  # type: ignore[arg-type]
+    assert result.calls[0].verdict == Verdict.REFUSED and result.calls[0].error == "ARG_REJECTED"
+    assert "missing required argument(s): invoiceNo" in result.calls[0].message
