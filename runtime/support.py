@@ -1,12 +1,13 @@
 """The support API that generated skill modules import (and nothing else of skillc).
 
 A thin face: generated code says `from skillc.runtime import support as rt` and `rt.get_path`,
-`rt.ToolMeta`, …; the code lives in three focused modules, which the runtime imports directly:
+`rt.ToolMeta`, …; the code lives in four focused modules, which the runtime imports directly:
 
 - `skillc.runtime.values`: MISSING, has_value, canonical, the §6.1 comparisons, §6.3 counting;
 - `skillc.runtime.paths`: path tuples (docs/interpretations.md: Paths) read, written, walked and parsed;
 - `skillc.runtime.skillmeta`: the metadata records, the contract result types, `SkillModule`
-  and `BindContext`.
+  and `BindContext`;
+- `skillc.runtime.textpattern`: the `MATCHES` success operator's linear-time pattern engine.
 
 Names here are a compatibility promise to compiled modules: remove one only with a codegen change.
 """

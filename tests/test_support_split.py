@@ -1,4 +1,4 @@
-"""support.py is a thin face over paths / values / skillmeta: generated code keeps its names, the
+"""support.py is a thin face over paths / values / skillmeta / textpattern: generated code keeps its names, the
 runtime imports the focused modules, and path text is parsed by one function."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 import skillc.runtime
-from skillc.runtime import paths, skillmeta, support, values
+from skillc.runtime import paths, skillmeta, support, textpattern, values
 from skillc.runtime.paths import get_path, parse_path, path_text
 
 ROOT = Path(skillc.runtime.__file__).parent
@@ -15,7 +15,7 @@ ROOT = Path(skillc.runtime.__file__).parent
 def test_support_reexports_the_focused_modules_objects() -> None:
     for name in support.__all__:
         obj = getattr(support, name)
-        homes = [m for m in (paths, skillmeta, values) if getattr(m, name, None) is obj]
+        homes = [m for m in (paths, skillmeta, textpattern, values) if getattr(m, name, None) is obj]
         assert homes, name
 
 
