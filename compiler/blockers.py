@@ -25,18 +25,34 @@ def run_blockers(result: FrontendResult) -> list[str]:
         if not any(key in result.contracts for key in agent.skills):
             out.append(f"agent '{agent.agent_code}' has no loadable skill: at run time every request routed to it "
                        "fails at planning (SKILL_NOT_FOUND, \"no agent has a loadable skill\" when it is the only agent)")
-    for profile in sorted(result.studio.skills, key=lambda p: p.skill_key):
-        contract = result.contracts.get(profile.skill_key)
-        if contract is not None:
-            out += _dead_writes(profile, contract)
+    profiles = {p.skill_key: p for p in result.studio.skills}
+    for key in sorted(result.contracts):
+        if key in profiles:
+            out += _dead_writes(profiles[key], result.contracts[key], _extracting_elsewhere(result, profiles, key))
     return out
 
 
-def _dead_writes(profile: ir.SkillProfile, contract: ir.Contract) -> list[str]:
+def _extracting_elsewhere(result: FrontendResult, profiles: dict[str, ir.SkillProfile], key: str) -> bool:
+    """Whether another loadable skill of an agent that has `key` has a callable tool that extracts:
+    run as a provider or a delegate (§7, §15), its evidence is upstream of `key`'s node (§9)."""
+    for agent in result.studio.agents:
+        if key not in agent.skills:
+            continue
+        for other in agent.skills:
+            contract, profile = result.contracts.get(other), profiles.get(other)
+            if other == key or contract is None or profile is None:
+                continue
+            if any(t.extracts for name, t in contract.tools.items() if name in profile.tool_names):
+                return True
+    return False
+
+
+def _dead_writes(profile: ir.SkillProfile, contract: ir.Contract, extracting_elsewhere: bool) -> list[str]:
     """Writes of this skill that no call can ever pass: a required, unbound argument whose sources
-    cannot match anything, or only EVIDENCE while none of the skill's callable tools extracts a value."""
+    cannot match anything, or only EVIDENCE while no tool this skill may call extracts a value and no
+    other skill of its agents could supply evidence (as a provider or a delegate)."""
     callable_tools = {name: t for name, t in contract.tools.items() if name in profile.tool_names}
-    extracting = sorted(name for name, t in callable_tools.items() if t.extracts)
+    extracting = extracting_elsewhere or any(t.extracts for t in callable_tools.values())
     out = []
     for name, tool in callable_tools.items():
         if tool.side_effect != "WRITE":
@@ -50,7 +66,8 @@ def _dead_writes(profile: ir.SkillProfile, contract: ir.Contract) -> list[str]:
             elif matchable == {"EVIDENCE"} and not extracting:
                 lookup = arg.missing.tool if arg.missing.action == "CALL_TOOL" and arg.missing.tool else None
                 hint = f" ('{lookup}' is not in the skill's tools:)" if lookup and lookup not in callable_tools else ""
-                why = f"its argument '{param}' must come from EVIDENCE, and no tool the skill may call extracts any{hint}"
+                why = (f"its argument '{param}' must come from EVIDENCE, and no tool the skill (or another skill of "
+                       f"its agent) may call extracts any{hint}")
             else:
                 continue
             out.append(f"skill '{profile.skill_key}': the write '{name}' can never run: {why}, so at run time every "

@@ -79,3 +79,21 @@ def test_json_lists_the_blockers(mystudio: Path, capsys: pytest.CaptureFixture[s
     assert skillc(["check", "mystudio", "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert [b.split(":")[0] for b in doc["blockers"]] == ["agent 'editor' has no loadable skill"]
+
+
+def test_evidence_another_skill_of_the_agent_can_supply_is_not_a_blocker(mystudio: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A lookup skill beside it may run first (a provider, a delegate): its evidence is upstream."""
+    edit(mystudio, f"{SKILL}/skill.yaml", "[cms_space_list, cms_article_create]", "[cms_article_create]")
+    lookup = mystudio / "mystudio" / "skills" / "cms.space.lookup"
+    lookup.mkdir()
+    (lookup / "skill.yaml").write_text("skill_name: Space lookup\nsemantic_desc: Lists the CMS spaces.\n"
+                                       "status: ACTIVE\ntools: [cms_space_list]\n", encoding="utf-8")
+    (lookup / "manual.md").write_text("Call `cms_space_list`, then finish with the spaces.\n", encoding="utf-8")
+    (lookup / "contract.jsonc").write_text('''{"tools": {"cms_space_list": {
+      "args": {"organId": {"from": "platform.organId"}},
+      "success": {"path": "code", "op": "EQ", "value": 200},
+      "extracts": [{"key": "spaces", "path": "data"}]}}}''', encoding="utf-8")
+    edit(mystudio, "mystudio/agents/editor.yaml", "[cms.article.lifecycle]", "[cms.article.lifecycle, cms.space.lookup]")
+    status, out = check(capsys)
+    assert "can never run" not in out and status == 0, out
