@@ -179,6 +179,13 @@ class Reading(Word):
     UNCLEAR = "unclear"
 
 
+class ConfirmationPlace(Word):
+    """Where replay found the user message it reads as the answer to an approval."""
+
+    BEFORE = "before"  # the agent asked in its own words, the user answered, then it called
+    AFTER = "after"  # the first user message after the call (what the runtime would wait for)
+
+
 class Pairing(Word):
     """How replay found a recorded call's answer."""
 

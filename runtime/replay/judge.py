@@ -34,7 +34,7 @@ from skillc.runtime.replay.env import ReplayEnv
 from skillc.runtime.replay.recorded import Conversation, RecordedCall, TextReply, UserMessage
 from skillc.runtime.skillmeta import Provenance
 from skillc.runtime.state import NodeState
-from skillc.runtime.vocab import NodeStatus, Pairing, Reading, SideEffect, Verdict
+from skillc.runtime.vocab import ConfirmationPlace, NodeStatus, Pairing, Reading, SideEffect, Verdict
 
 BUILTIN_PREFIX = "builtin_"
 QUOTE_CHARS = 300
@@ -44,7 +44,7 @@ QUOTE_CHARS = 300
 class Confirmation:
     """The user message read as the answer to an approval question, quoted."""
 
-    where: str  # "before" (answered the agent's own question) | "after" (the next user message)
+    where: ConfirmationPlace
     text: str
     reading: Reading
 
@@ -218,13 +218,13 @@ class _Judge:
             if isinstance(item, UserMessage):
                 reading = confirmation.read(item)
                 if reading == Reading.CONFIRMED:
-                    return Confirmation("before", quote(item), reading)
+                    return Confirmation(ConfirmationPlace.BEFORE, quote(item), reading)
                 break
             if isinstance(item, RecordedCall) and self._is_write(item.tool):
                 break
         for item in items[pos + 1:]:
             if isinstance(item, UserMessage):
-                return Confirmation("after", quote(item), confirmation.read(item))
+                return Confirmation(ConfirmationPlace.AFTER, quote(item), confirmation.read(item))
         return None
 
     def _is_write(self, tool: str) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 from skillc.runtime.replay.judge import CallVerdict, ConversationResult
 from skillc.runtime.replay.recorded import Unreadable
-from skillc.runtime.vocab import Verdict
+from skillc.runtime.vocab import Pairing, Verdict
 
 SCHEMA = "skillc.replay"
 VERSION = 1
@@ -55,8 +55,8 @@ def totals(report: Report) -> dict[str, Any]:
         "conversations": len(report.conversations),
         "unreadable": len(report.unreadable),
         "counterfactual_conversations": sum(1 for conv in report.conversations if conv.counterfactual_from is not None),
-        "paired_by_position": sum(1 for c in calls if c.pairing == "position"),
-        "unanswered": sum(1 for c in calls if c.pairing == "none" and c.verdict != Verdict.NOT_JUDGED),
+        "paired_by_position": sum(1 for c in calls if c.pairing == Pairing.POSITION),
+        "unanswered": sum(1 for c in calls if c.pairing == Pairing.NONE and c.verdict != Verdict.NOT_JUDGED),
         **counts(calls),
         "writes": counts([c for c in calls if c.write]),
         "by_tool": {tool: counts(rows) for tool, rows in sorted(by_tool.items())},
@@ -76,7 +76,7 @@ def call_doc(c: CallVerdict) -> dict[str, Any]:
     if c.outcome is not None:
         doc["outcome"] = c.outcome
     if c.confirmation is not None:
-        doc["confirmation"] = {"where": c.confirmation.where, "text": c.confirmation.text,
+        doc["confirmation"] = {"where": str(c.confirmation.where), "text": c.confirmation.text,
                                "reading": str(c.confirmation.reading)}
     if c.after_confirmation is not None:
         doc["after_confirmation"] = c.after_confirmation
