@@ -76,6 +76,14 @@ def test_the_closing_line_names_the_best_peer_and_judges_the_target() -> None:
     assert table.render([row("skillc", "direct", 0.5)], 1, 5).endswith("no peer measured")
 
 
+def test_a_failed_measurement_is_shown_and_left_out_of_the_ratios() -> None:
+    rows = [row("skillc", "mcp", 1.0, 1.2), row("pydantic-ai", "mcp"), row("langgraph", "mcp", 8.0)]
+    text = table.render(rows, 2, 5)
+    assert "pydantic-ai      mcp              failed" in text
+    assert "7.3x  [1 of 2 rounds]" in text  # 8.0 over skillc's median of 1.0 and 1.2
+    assert text.splitlines()[-1].startswith("skillc vs best peer per tool call: 7.3x")
+
+
 @pytest.mark.parametrize("name", DRIVERS)
 def test_each_driver_is_valid_python_with_its_entry_points(name: str) -> None:
     source = (PEERS / f"{name}.py").read_text()

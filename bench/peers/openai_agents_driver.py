@@ -23,6 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scenario  # noqa: E402
 
+CONNECT_TIMEOUT = 120.0  # seconds for the MCP server to start and answer a request
+
 
 def scripted_model(clock: scenario.Clock, calls: int) -> Any:
     """The model double: one function call per step, then the final text."""
@@ -72,7 +74,8 @@ async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd:
 
             assert server_cmd, "--server is required with --mode mcp"
             server = await stack.enter_async_context(MCPServerStdio(
-                params={"command": server_cmd[0], "args": server_cmd[1:]}, cache_tools_list=True))
+                params={"command": server_cmd[0], "args": server_cmd[1:]}, cache_tools_list=True,
+                client_session_timeout_seconds=CONNECT_TIMEOUT))  # its 5 s default: too short under load
             clock.instrument_mcp(mcp.ClientSession)
             agent = Agent(name="reader", instructions="Read.", model=model, mcp_servers=[server])
         else:

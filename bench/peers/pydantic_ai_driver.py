@@ -22,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scenario  # noqa: E402
 
+CONNECT_TIMEOUT = 120.0  # seconds for the MCP server to start and answer `initialize`
+
 
 def build_agent(clock: scenario.Clock, mode: str, calls: int, server_cmd: list[str] | None) -> Any:
     """The agent with its model double and its tool (a function, or the MCP server's)."""
@@ -53,7 +55,10 @@ def build_agent(clock: scenario.Clock, mode: str, calls: int, server_cmd: list[s
 
         assert server_cmd, "--server is required with --mode mcp"
         clock.instrument_mcp(mcp.ClientSession)
-        return Agent(model, toolsets=[MCPToolset(StdioTransport(command=server_cmd[0], args=server_cmd[1:]))])
+        # The connection is made once, before the clock; its default 5 s handshake limit is too
+        # short for a server process starting on a loaded machine.
+        toolset = MCPToolset(StdioTransport(command=server_cmd[0], args=server_cmd[1:]), init_timeout=CONNECT_TIMEOUT)
+        return Agent(model, toolsets=[toolset])
     agent = Agent(model)
     agent.tool_plain(name=scenario.TOOL)(clock.tool_function())
     return agent

@@ -70,14 +70,17 @@ def jobs(frameworks: list[str], calls: int, turns: int, warmup: int) -> list[Job
     return out
 
 
-def run_one(job: Job, timeout: float) -> float:
-    """The job's value (its median seconds per tool call), from its result line."""
+def run_one(job: Job, timeout: float) -> float | None:
+    """The job's value (its median seconds per tool call), from its result line; None (the reason
+    on stderr) when it failed, so one broken round does not lose the others' measurements."""
     try:
         done = subprocess.run(job.argv, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent.parent)
     except subprocess.TimeoutExpired:
-        raise SystemExit(f"{job.framework} {job.mode}: no result within {timeout:g} s") from None
+        print(f"{job.framework} {job.mode}: no result within {timeout:g} s", file=sys.stderr)
+        return None
     if done.returncode != 0:
-        raise SystemExit(f"{job.framework} {job.mode} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        print(f"{job.framework} {job.mode} failed ({done.returncode}):\n{done.stderr[-3000:]}", file=sys.stderr)
+        return None
     return float(scenario.parse_report(done.stdout)["median"])
 
 
@@ -102,10 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         shift = r % len(todo)
         for job in todo[shift:] + todo[:shift]:
             print(f"round {r + 1}/{args.rounds}: {job.framework} {job.mode} …", file=sys.stderr)
-            values[job].append(run_one(job, args.timeout))
+            value = run_one(job, args.timeout)
+            if value is not None:
+                values[job].append(value)
     rows = [table.Row(job.framework, job.mode, tuple(v)) for job, v in values.items()]
     print(table.render(rows, args.rounds, args.calls))
-    return 0
+    return 0 if all(len(v) == args.rounds for v in values.values()) else 1
 
 
 if __name__ == "__main__":

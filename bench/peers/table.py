@@ -30,8 +30,8 @@ class Row:
 
 def ratio(row: Row, rows: list[Row]) -> float | None:
     """`row`'s median over skillc's in the same mode (None without a skillc row or for skillc's)."""
-    base = next((r for r in rows if r.framework == SKILLC and r.mode == row.mode), None)
-    if base is None or row.framework == SKILLC or base.median <= 0:
+    base = next((r for r in rows if r.framework == SKILLC and r.mode == row.mode and r.values), None)
+    if base is None or row.framework == SKILLC or not row.values or base.median <= 0:
         return None
     return row.median / base.median
 
@@ -51,10 +51,14 @@ def render(rows: list[Row], rounds: int, calls: int) -> str:
              "",
              f"  {'framework':<16} {'mode':<8} {'per tool call':>14}  {'spread':<18} {'vs skillc':>9}"]
     for row in rows:
+        if not row.values:
+            lines.append(f"  {row.framework:<16} {row.mode:<8} {'failed':>14}  (every round; the reasons are on stderr)")
+            continue
         r = ratio(row, rows)
         spread = f"({min(row.values) * 1000:.3f}-{max(row.values) * 1000:.3f})"
+        short = f"  [{len(row.values)} of {rounds} rounds]" if len(row.values) < rounds else ""
         lines.append(f"  {row.framework:<16} {row.mode:<8} {row.median * 1000:>11.3f} ms  {spread:<18} "
-                     f"{'' if r is None else f'{r:.1f}x':>9}")
+                     f"{'' if r is None else f'{r:.1f}x':>9}{short}")
     best = best_peer(rows)
     lines.append("")
     if best is None:
