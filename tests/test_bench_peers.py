@@ -63,14 +63,17 @@ def test_a_row_is_the_median_of_its_rounds_and_its_ratio_is_to_skillc_in_the_sam
     assert table.ratio(row("langgraph", "served", 1.0), rows) is None  # no skillc row to divide by
     best = table.best_peer(rows)
     assert best is not None and best[0] == pytest.approx(3.0) and best[1] is rows[3]
+    assert [(mode, round(r, 1), b.framework) for mode, r, b in table.best_by_mode(rows)] == [
+        ("direct", 9.0, "langgraph"), ("mcp", 3.0, "pydantic-ai")]
 
 
 def test_the_closing_line_names_the_best_peer_and_judges_the_target() -> None:
     rows = [row("skillc", "direct", 0.5), row("langgraph", "direct", 4.0), row("openai-agents", "direct", 3.1)]
     text = table.render(rows, 1, 5)
     assert "  langgraph        direct         4.000 ms  (4.000-4.000)           8.0x" in text
-    assert text.splitlines()[-1] == ("skillc vs best peer per tool call: 6.2x (target ≥ 5x) MET"
-                                     "  [best: openai-agents, direct]")
+    assert text.splitlines()[-2:] == ["best peer per mode: direct openai-agents 6.2x",
+                                      "skillc vs best peer per tool call: 6.2x (target ≥ 5x) MET"
+                                      "  [best: openai-agents, direct]"]
     missed = table.render(rows + [row("pydantic-ai", "direct", 1.0)], 1, 5)
     assert missed.splitlines()[-1].startswith("skillc vs best peer per tool call: 2.0x (target ≥ 5x) MISSED")
     assert table.render([row("skillc", "direct", 0.5)], 1, 5).endswith("no peer measured")

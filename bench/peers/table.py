@@ -42,6 +42,16 @@ def best_peer(rows: list[Row]) -> tuple[float, Row] | None:
     return min(found, key=lambda pair: pair[0]) if found else None
 
 
+def best_by_mode(rows: list[Row]) -> list[tuple[str, float, Row]]:
+    """(mode, ratio, row) of the peer nearest skillc in each mode that has one, in table order."""
+    out: list[tuple[str, float, Row]] = []
+    for mode in dict.fromkeys(row.mode for row in rows):
+        best = best_peer([row for row in rows if row.mode == mode])
+        if best is not None:
+            out.append((mode, *best))
+    return out
+
+
 def render(rows: list[Row], rounds: int, calls: int) -> str:
     """The table as printed."""
     lines = [f"peers: the same {calls}-tool-call turn (scripted model, fixed JSON tool), "
@@ -66,6 +76,8 @@ def render(rows: list[Row], rounds: int, calls: int) -> str:
     else:
         r, row = best
         verdict = "MET" if r >= TARGET else "MISSED"
+        lines.append("best peer per mode: " + "; ".join(f"{mode} {b.framework} {x:.1f}x"
+                                                        for mode, x, b in best_by_mode(rows)))
         lines.append(f"skillc vs best peer per tool call: {r:.1f}x (target ≥ {TARGET:g}x) {verdict}"
                      f"  [best: {row.framework}, {row.mode}]")
     return "\n".join(lines)
