@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers.asgi_app import ALICE, BOB, InProcess, serving
+from helpers.asgi_app import broken, ALICE, BOB, InProcess, serving
 
 REQUESTS_PER_EXAMPLE = 20
 EXAMPLES = 500  # 10,000 requests
@@ -170,8 +170,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     async def bob_has_a_session() -> None:
         body = json.dumps({"threadId": BOB_SESSION, "runId": BOB_RUN,
                            "messages": [{"id": "b1", "role": "user", "content": "bob's question"}]}).encode()
-        answer = await app.call("POST", "/agui", body=body,
-                                headers={**app.signed(BOB, "POST", "/agui", body), "Content-Type": "application/json"})
+        answer = await app.post(BOB, "/agui", body)
         assert answer.status == 200
     w.run(bob_has_a_session())
     w.before = w.run(w.bob_reads())  # type: ignore[attr-defined]
@@ -182,14 +181,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 class Errors(logging.Handler):
-    """Every log record at ERROR or with a traceback, from any logger."""
+    """Every log record that shows the service broke (a traceback, an internal error), any logger."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.records: list[logging.LogRecord] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno >= logging.ERROR or record.exc_info:
+        if broken(record):
             self.records.append(record)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from skillc.runtime.server.auth import owner_of
 
-from helpers.asgi_app import ALICE, serving
+from helpers.asgi_app import broken, ALICE, serving
 
 MIB = 1024 * 1024
 
@@ -41,7 +40,7 @@ def _wire(value: str) -> bytes:
 
 
 def _no_traceback(caplog: pytest.LogCaptureFixture) -> None:
-    bad = [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    bad = [r for r in caplog.records if broken(r)]
     assert not bad, [r.getMessage() for r in bad]
 
 
@@ -95,8 +94,7 @@ def test_colliding_identities_do_not_share_sessions(tmp_path: Path, compiled: Pa
         async with serving(tmp_path, compiled) as app:
             a, b = {"organId": "1", "userId": "2:3"}, {"organId": "1:2", "userId": "3"}
             body = json.dumps({"id": "shared-one"}).encode()
-            made = await app.call("POST", "/api/sessions", body=body,
-                                  headers={**app.signed(a, "POST", "/api/sessions", body), "Content-Type": "application/json"})
+            made = await app.post(a, "/api/sessions", body)
             assert made.status == 201, made.body
             other = await app.call("GET", "/api/sessions/shared-one", headers=app.signed(b, "GET", "/api/sessions/shared-one"))
             assert other.status == 403 and other.json()["error"]["code"] == "SESSION_FORBIDDEN"
@@ -128,8 +126,7 @@ def test_after_and_last_event_id_take_ascii_digits_only(tmp_path: Path, compiled
     async def scenario() -> None:
         async with serving(tmp_path, compiled) as app:
             body = json.dumps({"id": "digits"}).encode()
-            made = await app.call("POST", "/api/sessions", body=body,
-                                  headers={**app.signed(ALICE, "POST", "/api/sessions", body), "Content-Type": "application/json"})
+            made = await app.post(ALICE, "/api/sessions", body)
             assert made.status == 201
             for after in ("%C2%B2", "9" * 5000, "-1"):
                 target = f"/api/sessions/digits/trace?after={after}"
@@ -140,8 +137,7 @@ def test_after_and_last_event_id_take_ascii_digits_only(tmp_path: Path, compiled
             assert ok.status == 200
             run_body = json.dumps({"threadId": "digits", "runId": "r-digits", "messages": [
                 {"id": "m1", "role": "user", "content": "hello"}]}).encode()
-            first = await app.call("POST", "/agui", body=run_body,
-                                   headers={**app.signed(ALICE, "POST", "/agui", run_body), "Content-Type": "application/json"})
+            first = await app.post(ALICE, "/agui", run_body)
             assert first.status == 200
             for last in ("²", "9" * 5000):
                 headers = app.signed(ALICE, "GET", "/agui/runs/r-digits")
@@ -175,13 +171,11 @@ def test_a_session_id_outside_the_rule_is_refused(tmp_path: Path, compiled: Path
     async def scenario() -> None:
         async with serving(tmp_path, compiled) as app:
             body = json.dumps({"id": sid}).encode()
-            made = await app.call("POST", "/api/sessions", body=body,
-                                  headers={**app.signed(ALICE, "POST", "/api/sessions", body), "Content-Type": "application/json"})
+            made = await app.post(ALICE, "/api/sessions", body)
             assert made.status == 422 and made.json()["error"]["code"] == "INVALID_INPUT", made.body
             run_body = json.dumps({"threadId": sid, "runId": "r1", "messages": [
                 {"id": "m1", "role": "user", "content": "hi"}]}).encode()
-            agui = await app.call("POST", "/agui", body=run_body,
-                                  headers={**app.signed(ALICE, "POST", "/agui", run_body), "Content-Type": "application/json"})
+            agui = await app.post(ALICE, "/agui", run_body)
             assert agui.status == 422, agui.body
             assert not any(p.name.startswith("abc") for p in (tmp_path / "traces").rglob("*"))
     run(scenario())
@@ -193,12 +187,10 @@ def test_a_deep_session_body_is_refused_not_a_500(tmp_path: Path, compiled: Path
     async def scenario() -> None:
         async with serving(tmp_path, compiled) as app:
             body = b"[" * 3000 + b"]" * 3000
-            made = await app.call("POST", "/api/sessions", body=body,
-                                  headers={**app.signed(ALICE, "POST", "/api/sessions", body), "Content-Type": "application/json"})
+            made = await app.post(ALICE, "/api/sessions", body)
             assert made.status == 422 and made.json()["error"]["code"] == "INVALID_INPUT"
             deep = b'{"id": "ok1", "x": ' + b"[" * 3000 + b"]" * 3000 + b"}"
-            made = await app.call("POST", "/api/sessions", body=deep,
-                                  headers={**app.signed(ALICE, "POST", "/api/sessions", deep), "Content-Type": "application/json"})
+            made = await app.post(ALICE, "/api/sessions", deep)
             assert made.status == 422
     run(scenario())
     _no_traceback(caplog)
@@ -210,8 +202,7 @@ def test_a_run_id_outside_the_rule_is_refused(tmp_path: Path, compiled: Path, ca
             for rid in ("r\n", "\ud800", "r" * 129):
                 run_body = json.dumps({"threadId": "t1", "runId": rid, "messages": [
                     {"id": "m1", "role": "user", "content": "hi"}]}).encode()
-                agui = await app.call("POST", "/agui", body=run_body,
-                                      headers={**app.signed(ALICE, "POST", "/agui", run_body), "Content-Type": "application/json"})
+                agui = await app.post(ALICE, "/agui", run_body)
                 assert agui.status == 422, (rid, agui.status, agui.body)
     run(scenario())
     _no_traceback(caplog)

@@ -54,8 +54,7 @@ def test_readyz_stale_events_and_the_trace_never_show_the_password(tmp_path: Pat
             ready = await app.call("GET", "/readyz")
             body = json.dumps({"threadId": "red", "runId": "red-1",
                                "messages": [{"id": "m1", "role": "user", "content": "hi"}]}).encode()
-            run = await app.call("POST", "/agui", body=body,
-                                 headers={**app.signed(ALICE, "POST", "/agui", body), "Content-Type": "application/json"})
+            run = await app.post(ALICE, "/agui", body)
             assert run.status == 200 and b"skillc.studio_stale" in run.body, run.body[:400]
             trace = await app.call("GET", "/api/sessions/red/trace",
                                    headers=app.signed(ALICE, "GET", "/api/sessions/red/trace"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,13 @@ class AnswerAll:
 
     async def aclose(self) -> None:
         """Nothing to close."""
+
+
+def broken(record: logging.LogRecord) -> bool:
+    """A log record that shows the service broke: a traceback, or an internal error (a failed
+    model call logged as an error is the service reporting, not breaking)."""
+    text = record.getMessage()
+    return record.exc_info is not None or "internal error" in text.lower() or "Traceback" in text
 
 
 def never_plans(request: ModelRequest) -> ModelResponse:
@@ -91,6 +99,11 @@ class InProcess:
         """The gateway's headers for a request."""
         assert self.secret is not None
         return sign_request(self.secret, method, target, body, platform)
+
+    async def post(self, platform: dict[str, Any], target: str, body: bytes) -> Answer:
+        """A JSON POST signed for `platform`."""
+        return await self.call("POST", target, body=body,
+                               headers={**self.signed(platform, "POST", target, body), "Content-Type": "application/json"})
 
     async def call(self, method: str, target: str, *, headers: dict[str, str] | list[tuple[bytes, bytes]] | None = None,
                    body: bytes | list[bytes] = b"", host: str = "127.0.0.1:8765") -> Answer:
