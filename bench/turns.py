@@ -222,7 +222,7 @@ async def main(turns: int, sessions: int, rounds: int) -> None:
                 w._dirty[ev.id] = ev
             w.task, w.session.active_task, w.session.tasks = task, "t1", ["t1"]
             w.session.next_task, w.session.next_evidence = 2, n + 1
-            w._durable.commit()
+            await w._durable.commit()
             setups[n] = (w, task, node)
         write_samples: dict[int, list[float]] = {10: [], 10_000: []}
         for _ in range(9):

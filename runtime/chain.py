@@ -400,7 +400,7 @@ async def invoke(c: Call) -> CallResult:
                   side_effect=SideEffect.WRITE if write else SideEffect.NONE, turn=env.session.turn, idem_key=c.idem)
     if write:
         register(env, ev)  # pre-registered and committed before the tool is called
-        env.save()
+        await env.save()
     outcome = await env.call_tool(node, c.tool, c.args)
     if not write:
         register(env, ev, store=False)  # stored once, when settled below

@@ -197,6 +197,14 @@ class StoreConfig(BaseModel):
     pool_size: int | None = Field(None, ge=1)
     """PostgreSQL only: the most connections one process keeps to the database (the store's
     default when unset); a SQLite store has one connection and ignores it."""
+    lease_ttl: float | None = Field(None, gt=0)
+    """Seconds a session's lease lasts without renewal (default 30; a running turn renews it every
+    third of that): how long a stalled or dead worker on another host keeps a session busy."""
+    lock_timeout: float | None = Field(None, gt=0)
+    """PostgreSQL only: seconds a statement waits for a row lock (default 2): a lease that cannot
+    be had in that time answers SESSION_BUSY."""
+    statement_timeout: float | None = Field(None, gt=0)
+    """PostgreSQL only: seconds any statement may run (default 15)."""
 
     @field_validator("url")
     @classmethod
@@ -211,12 +219,14 @@ class StoreConfig(BaseModel):
         return os.environ.get(STORE_URL_ENV) or self.url or self.path
 
     def options(self, target: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-        """Keyword arguments for `open_store(target)` (default target: `target()`): the pool size
-        for a postgresql:// store when `pool_size` is set, nothing else."""
+        """Keyword arguments for `open_store(target)` (default target: `target()`): the lease ttl
+        when set; for a postgresql:// store the pool size and timeouts that are set."""
         text = str(self.target() if target is None else target)
-        if self.pool_size is not None and text.startswith(("postgresql://", "postgres://")):
-            return {"pool_size": self.pool_size}
-        return {}
+        out: dict[str, Any] = {} if self.lease_ttl is None else {"lease_ttl": self.lease_ttl}
+        if text.startswith(("postgresql://", "postgres://")):
+            out.update({k: v for k in ("pool_size", "lock_timeout", "statement_timeout")
+                        if (v := getattr(self, k)) is not None})
+        return out
 
 
 class ModelConfig(BaseModel):

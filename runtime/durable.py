@@ -2,13 +2,26 @@
 Restart, A lost reply, One turn at a time).
 
 Every turn or decision runs under the session's lease (`Durability.turn`): a second one meanwhile,
-from this process or another, gets `SessionBusy`. A turn commits once, at its end, with its reply
-(`commit`); inside it, only a write's state forces a commit (`checkpoint`): its pre-registration
-before the tool is called, and its outcome once it is known. A failed commit leaves nothing in the
-store; the session in memory is then reloaded from the store and the caller gets
-`SessionUnavailable` (or `SessionBusy` when the lease was lost). The reply is marked delivered
-when the lease is given back; a reply stored but never delivered is given at the next turn, and a
-message repeating the one it answered gets it and starts nothing.
+from this process or another, gets `SessionBusy`. The lease carries a fencing token; every unit
+checks holder and token in its own transaction, and a heartbeat renews the lease's expiry while
+the turn runs. Right before a business tool is called, `fence()` checks that the lease is still
+this turn's: by its local deadline (the last renewal's start + ttl, less a margin), and past it by
+asking the store: a worker stalled past its lease (stopped, swapped out) whose lease was taken
+over sends nothing more, even when no unit comes between its pre-registration and the call.
+
+A turn commits once, at its end, with its reply (`commit`); inside it, only a write's state
+forces a commit (`checkpoint`): its pre-registration before the tool is called, and its outcome
+once it is known. A failed commit leaves nothing in the store; the session in memory is then
+reloaded from the store and the caller gets `SessionUnavailable` (or `SessionBusy` when the lease
+was lost). Whoever takes a lease another holder never gave back (it died, or stalled past expiry)
+settles that holder's STARTED writes first (`recover_now`), whether its copy was fresh or not.
+
+A reply counts as delivered once its caller has it: when `send` returns, for the in-process API;
+when the client acknowledged it, for a server that says so (`Runtime.acknowledges_delivery`: the
+server calls `Session.acknowledge`). A reply stored but never delivered is given at the next turn,
+and a message repeating the one it answered gets it and starts nothing.
+
+Store calls run on the store's threads (`store/offloop.py`), never on the event loop.
 
 The trace's audit chain is the session's, not the process's: every unit stores the hash of the
 session's latest trace event with the rest, and the lease's release stores the turn's last one;
@@ -17,7 +30,9 @@ from there, so `skillc audit verify` sees one chain across restarts.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -26,6 +41,7 @@ from typing import Any
 from skillc.runtime.errors import SessionBusy, SessionUnavailable
 from skillc.runtime.evidence import reopen
 from skillc.runtime.state import Evidence, SessionState, TaskState
+from skillc.runtime.store import offloop
 from skillc.runtime.store.base import (
     LeaseLost,
     ReplyRecord,
@@ -38,7 +54,8 @@ from skillc.runtime.store.base import (
 
 log = logging.getLogger("skillc.runtime")
 
-LEASE_TTL = 300.0  # seconds; renewed by every unit of work of the turn
+LEASE_TTL = 30.0  # seconds; renewed by the turn's heartbeat (every third of it) and by its units
+RELEASE_TRIES = (0.05, 0.2, 0.5)  # seconds between the turn's own tries to give its lease back
 ENDED = ("DONE", "FAILED", "CANCELLED")
 
 
@@ -71,16 +88,22 @@ def load_held(store: Any, state: SessionState) -> tuple[dict[str, Evidence], Tas
 class Durability:
     """One Session's link to the store."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, recover: bool = False) -> None:
         # `session` is a runtime.session.Session (not imported: session imports this module)
         self.s = session
         self.holder = new_holder()  # one per Session object: two objects on one session exclude each other
         register_holder(self.holder, session.rt.store)
-        self.ttl = float(getattr(session.rt, "lease_ttl", LEASE_TTL))
+        ttl = getattr(session.rt.store, "lease_ttl", None) or getattr(session.rt, "lease_ttl", None)
+        self.ttl = float(ttl or LEASE_TTL)
+        self.margin = min(self.ttl * 0.2, 5.0)  # the local deadline ends this much before the store's expiry
         self.leased = False
+        self.fence_token: int | None = None  # the held lease's fencing token
+        self.deadline = 0.0  # time.monotonic() after which the lease may be someone else's
         self.busy = False
         self.stale = False  # memory may differ from the store (a failed commit): reload first
-        self.recover = False  # loaded without the lease: settle what a dead holder left, under it
+        # loaded without the lease (or taken over from a holder that never gave it back): settle
+        # what that holder left, under the lease, before the first turn does anything
+        self.recover = recover
         self.closing: list[TaskState] = []  # stray open tasks closed by recovery, written at the next commit
         self.last: ReplyRecord | None = None  # the latest stored reply, read under the lease
         self.delivered: int | None = None  # the turn whose reply this turn hands over
@@ -91,65 +114,92 @@ class Durability:
     def store(self) -> Any:
         return self.s.rt.store
 
+    async def _io(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return await offloop.call(self.store, fn, *args, **kwargs)
+
     # ------------------------------------------------------------ units of work
 
-    def commit(self, reply: ReplyRecord | None = None, handed: ReplyRecord | None = None) -> None:
+    async def commit(self, reply: ReplyRecord | None = None, handed: ReplyRecord | None = None) -> None:
         """Commit the session row, the active task, changed evidence (and the reply) as one unit;
         `handed`: an earlier undelivered reply this turn's reply carries, stored as delivered."""
         s = self.s
-        now = s.now()
         s.rt.trace.flush()  # the chain head this unit stores is on disk before the unit commits
+        began = time.monotonic()
         try:
-            with self.store.unit(s.id, holder=self.holder if self.leased else None, expires=now + self.ttl) as uow:
-                for ev in s._dirty.values():
-                    uow.put_evidence(s.id, ev)
-                uow.put_session(s.session, now)
-                head = self._trace_head()
-                if head is not None:
-                    uow.put_trace_head(s.id, head)
-                if s.task is not None:
-                    uow.put_task(s.task)
-                for task in self.closing:
-                    uow.put_task(task)
-                if reply is not None:
-                    uow.put_reply(reply)
-                if handed is not None:
-                    uow.put_reply(replace(handed, delivered=True))
+            await self._io(self._write, s.now(), reply, handed)
         except StoreError:
             self.stale = True
             raise
+        if self.leased:  # the unit renewed the lease: it is ours until ttl after the unit began
+            self.deadline = max(self.deadline, began + self.ttl - self.margin)
         s._dirty.clear()
         self.closing.clear()
         self.units += 1
         if s.task is not None:
             self.started.update((s.task.id, n) for n in s.task.order if s.task.nodes[n].state == "RUNNING")
 
-    def checkpoint(self) -> None:
+    def _write(self, now: float, reply: ReplyRecord | None, handed: ReplyRecord | None) -> None:
+        """The unit itself (on a store thread; the turn awaits it, so nothing changes meanwhile)."""
+        s = self.s
+        leased = self.leased
+        with self.store.unit(s.id, holder=self.holder if leased else None, expires=now + self.ttl,
+                             fence=self.fence_token if leased else None) as uow:
+            for ev in s._dirty.values():
+                uow.put_evidence(s.id, ev)
+            uow.put_session(s.session, now)
+            head = self._trace_head()
+            if head is not None:
+                uow.put_trace_head(s.id, head)
+            if s.task is not None:
+                uow.put_task(s.task)
+            for task in self.closing:
+                uow.put_task(task)
+            if reply is not None:
+                uow.put_reply(reply)
+            if handed is not None:
+                uow.put_reply(replace(handed, delivered=True))
+
+    async def checkpoint(self) -> None:
         """A stopping point inside a turn: commit now when a write was pre-registered or settled
         since the last commit, or a node started running (so a process that dies during its
         steps reopens it at the next turn, docs/interpretations.md: Restart); everything else
         waits for the turn's end."""
         s = self.s
         if any(ev.side_effect == "WRITE" for ev in s._dirty.values()):
-            self.commit()
+            await self.commit()
             return
         task = s.task
         if task is not None and any(task.nodes[n].state == "RUNNING" and (task.id, n) not in self.started
                                     for n in task.order):
-            self.commit()
+            await self.commit()
 
-    def reload(self) -> None:
+    async def fence(self) -> None:
+        """Right before a business tool is called: `LeaseLost` unless this turn's lease is still
+        its own. Within its local deadline it surely is; past it (the worker stalled, a commit
+        took long) the store is asked, renewing the lease only if nobody took it meanwhile (same
+        holder, same token). Outside a leased turn there is nothing to check."""
+        if not self.leased or time.monotonic() < self.deadline:
+            return
+        s, began = self.s, time.monotonic()
+        try:
+            kept = await self._io(self.store.renew_lease, s.id, self.holder, self.fence_token, s.now() + self.ttl)
+        except StoreError as exc:
+            raise LeaseLost(f"session {s.id}: this turn's lease cannot be confirmed ({exc}); nothing is sent") from exc
+        if not kept:
+            raise LeaseLost(f"session {s.id}: this turn's lease was taken over while it stalled; nothing is sent")
+        self.deadline = max(self.deadline, began + self.ttl - self.margin)
+
+    async def reload(self) -> None:
         """Replace the session in memory by the stored one (after a failed commit, or when another
         process changed it). `StoreUnavailable` leaves it marked stale for the next turn."""
-        s, store = self.s, self.store
+        s = self.s
         try:
-            state = store.get_session(s.id)
-            if state is None:  # never committed: start again from nothing stored
-                state = SessionState(id=s.id, platform=dict(s.session.platform))
-            evidence, task = load_held(store, state)
+            state, evidence, task = await self._io(self._read, s.id)
         except StoreUnavailable:
             self.stale = True
             raise
+        if state is None:  # never committed: start again from nothing stored
+            state = SessionState(id=s.id, platform=dict(s.session.platform))
         s.session, s.evidence, s.task = state, evidence, task
         s._dirty.clear()
         self.closing.clear()
@@ -157,33 +207,47 @@ class Durability:
         self.stale = False
         self.recover = True
 
-    def recover_now(self) -> None:
-        """Under the lease: a STARTED write left by a dead holder becomes UNKNOWN_PRE_CALL
-        (docs/interpretations.md: Restart), and an open task that is not the active one is closed (no task stays
+    def _read(self, session_id: str) -> tuple[SessionState | None, dict[str, Evidence], TaskState | None]:
+        state = self.store.get_session(session_id)
+        if state is None:
+            return None, {}, None
+        evidence, task = load_held(self.store, state)
+        return state, evidence, task
+
+    async def recover_now(self) -> None:
+        """Under the lease: a STARTED write left by a holder that is gone becomes
+        UNKNOWN_PRE_CALL (docs/interpretations.md: Restart; settled through its contract's verify before anything else
+        of the node), and an open task that is not the active one is closed (no task stays
         RUNNING for ever). Written at the next commit."""
         s = self.s
         for ev in reopen(s.evidence.values()):
             s._dirty[ev.id] = ev
-        for task in self.store.open_tasks(s.id):
+        for task in await self._io(self.store.open_tasks, s.id):
             if task.id != s.session.active_task:
                 task.state, task.reason = "CANCELLED", "left open when the runtime stopped; superseded by a later task"
                 self.closing.append(task)
         self.recover = False
 
-    def try_recover(self) -> None:
+    async def try_recover(self) -> None:
         """At open: recover at once when the lease is free (else the first turn does it)."""
         s = self.s
-        lease = self.store.acquire_lease(s.id, self.holder, s.now(), self.ttl)
+        lease = await self._io(self.store.acquire_lease, s.id, self.holder, s.now(), self.ttl)
         if not lease.granted:
             return
-        self.leased = True
+        self._hold(lease, time.monotonic())
         try:
-            self.recover_now()
+            if lease.version != s.session.version:
+                await self.reload()
+            await self.recover_now()
             if s._dirty or self.closing:
-                self.commit()
+                await self.commit()
         finally:
             self.leased = False
-            self._release(None)
+            await self._release(None)
+
+    def _hold(self, lease: Any, began: float) -> None:
+        self.leased, self.fence_token = True, lease.fence
+        self.deadline = began + self.ttl - self.margin
 
     # ------------------------------------------------------------ turns
 
@@ -196,21 +260,24 @@ class Durability:
             raise SessionBusy(f"session {s.id} has a turn in progress")
         self.busy = True
         try:
+            began = time.monotonic()
             try:
-                lease = self.store.acquire_lease(s.id, self.holder, s.now(), self.ttl)
+                lease = await self._io(self.store.acquire_lease, s.id, self.holder, s.now(), self.ttl)
             except StoreUnavailable as exc:
                 raise SessionUnavailable(str(exc)) from exc
             if not lease.granted:
                 raise SessionBusy(f"session {s.id} has a turn in progress elsewhere")
-            self.leased, self.delivered = True, None
+            self._hold(lease, began)
+            self.delivered = None
+            beat = asyncio.get_running_loop().create_task(self._heartbeat())
             try:
                 try:
                     if self.stale or lease.version != s.session.version:
-                        self.reload()
-                    if self.recover:
-                        self.recover_now()
-                    self.last = self.store.last_reply(s.id)
-                    self._continue_chain()
+                        await self.reload()
+                    if self.recover or lease.taken_over:
+                        await self.recover_now()
+                    self.last = await self._io(self.store.last_reply, s.id)
+                    await self._continue_chain()
                 except StoreUnavailable as exc:
                     raise SessionUnavailable(str(exc)) from exc
                 yield self.last if self.last is not None and not self.last.delivered else None
@@ -218,53 +285,100 @@ class Durability:
                 self.stale = True  # whatever the turn changed in memory was not committed
                 raise
             finally:
+                beat.cancel()
                 self.leased = False
-                self._release(self.delivered)
+                await asyncio.shield(self._release(self.delivered))
         finally:
             self.busy = False
+
+    async def _heartbeat(self) -> None:
+        """While the turn runs: renew the lease every third of its ttl. A renewal refused (the
+        lease was taken over) ends the beat and the lease's local deadline with it; a renewal
+        that fails (the database away a moment) is tried again at the next beat."""
+        s = self.s
+        while self.leased:
+            await asyncio.sleep(self.ttl / 3)
+            began = time.monotonic()
+            try:
+                kept = await self._io(self.store.renew_lease, s.id, self.holder, self.fence_token,
+                                      s.now() + self.ttl)
+            except StoreError:
+                log.warning("session %s: the lease could not be renewed (tried again)", s.id, exc_info=True)
+                continue
+            if not kept:
+                self.deadline = 0.0
+                return
+            self.deadline = max(self.deadline, began + self.ttl - self.margin)
 
     def _trace_head(self) -> str | None:
         """The hash of this session's latest trace event, if the trace chains its events."""
         head = getattr(self.s.rt.trace, "chain_head", None)
         return head(self.s.id) if head is not None else None
 
-    def _continue_chain(self) -> None:
+    async def _continue_chain(self) -> None:
         """Under the lease, before the turn's first event: a trace that has chained nothing of
         this session yet (a new process) continues from the head the store kept."""
         trace = self.s.rt.trace
         if getattr(trace, "chain", None) is None or trace.chain_head(self.s.id) is not None:
             return  # no chain, or this writer carries it on already
-        head = self.store.trace_head(self.s.id)
+        head = await self._io(self.store.trace_head, self.s.id)
         if head is not None:
             trace.continue_chain(self.s.id, head)
 
-    def _release(self, delivered: int | None) -> None:
-        try:
-            self.store.release_lease(self.s.id, self.holder, delivered_turn=delivered,
-                                     trace_head=self._trace_head())
-        except StoreError:  # the lease expires; the reply is delivered again at worst
-            log.warning("session %s: the lease could not be released", self.s.id, exc_info=True)
+    async def _release(self, delivered: int | None) -> None:
+        """Give the lease back; a failed try is repeated (a moment's database error must not
+        leave the session busy until the lease expires), then handed to a background task that
+        keeps trying until the lease would have expired anyway."""
+        if getattr(self.s.rt, "acknowledges_delivery", False):
+            delivered = None  # the client's acknowledgement marks it (Session.acknowledge)
+        args = (self.s.id, self.holder)
+        kwargs = {"fence": self.fence_token, "delivered_turn": delivered, "trace_head": self._trace_head()}
+        for pause in (*RELEASE_TRIES, None):
+            try:
+                await self._io(self.store.release_lease, *args, **kwargs)
+                return
+            except StoreError:
+                if pause is None:
+                    break
+                await asyncio.sleep(pause)
+        log.warning("session %s: the lease could not be released; still trying", self.s.id, exc_info=True)
+        asyncio.get_running_loop().create_task(self._release_later(args, kwargs, time.monotonic() + self.ttl))
+
+    async def _release_later(self, args: tuple[Any, ...], kwargs: dict[str, Any], until: float) -> None:
+        pause = 1.0
+        while time.monotonic() < until:
+            await asyncio.sleep(pause)
+            try:
+                await self._io(self.store.release_lease, *args, **kwargs)
+                return
+            except StoreError:
+                pause = min(pause * 2, 10.0)
+
+    async def acknowledge(self, turn: int) -> None:
+        """The client received the reply of `turn`: it is not given again."""
+        await self._io(self.store.mark_delivered, self.s.id, turn)
 
     def repeated(self, message: str | None, answer: dict[str, Any] | None,
                  client_message_id: str | None) -> ReplyRecord | None:
         """The stored reply this input repeats, if any: the same client message id as the latest
-        reply's; the same text as a message whose reply was never delivered; the same decision as
-        the latest one while nothing waits for a decision (a decision delivered twice)."""
+        reply's; the same text as the message whose reply was never delivered, whatever its id
+        (a person retyping, a client minting a new id per message); the same decision as the
+        latest one while nothing waits for a decision (a decision delivered twice, no id)."""
         last = self.last
         if last is None:
             return None
-        if client_message_id is not None:
-            return last if last.client_message_id == client_message_id else None
+        if client_message_id is not None and last.client_message_id == client_message_id:
+            return last
         if message is not None and not last.delivered and last.message == message:
             return last
-        if answer is not None and last.answer == answer and self.s.pending() is None:
+        if client_message_id is None and answer is not None and last.answer == answer and self.s.pending() is None:
             return last
         return None
 
-    def fail(self, exc: StoreError) -> Exception:
+    async def fail(self, exc: StoreError) -> Exception:
         """The caller's error for a failed unit of work, after reloading what is stored."""
         try:
-            self.reload()
+            await self.reload()
         except StoreError:
             pass  # still unreadable: reloaded at the next turn
         if isinstance(exc, LeaseLost):

@@ -59,7 +59,7 @@ async def run_node(env: SessionEnv, node: NodeState) -> str:
         outcome = await _run_calls(env, node, calls)
         if outcome:
             return outcome  # tasks.execute saves when a node stops running
-        env.save()
+        await env.save()
 
 
 def answer_dangling_calls(messages: list[dict[str, Any]]) -> None:

@@ -63,7 +63,7 @@ class SessionEnv(Protocol):
         """Record one trace event of this session's turn."""
         ...
 
-    def save(self) -> None:
+    async def save(self) -> None:
         """A stopping point: write the session, its task and changed evidence, and commit."""
         ...
 

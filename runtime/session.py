@@ -26,6 +26,7 @@ from skillc.runtime.node import run_confirmed
 from skillc.runtime.planner import PlanningFailed, choose_skills, plan, route
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
 from skillc.runtime.durable import Durability, load_held
+from skillc.runtime.store import offloop
 from skillc.runtime.store.base import ReplyRecord, StoreConflict, StoreError
 from skillc.runtime.store.base import Store as StoreProtocol
 from skillc.runtime.tasks import Reply
@@ -65,6 +66,9 @@ class Runtime:
         # passes its own callback with each call, so concurrent sessions never mix their events.
         # A gateway with its own callback (or none at all, a test double) is left alone.
         self.reports_invocations = getattr(gateway, "on_invoked", "absent") is None
+        # False: a reply counts as delivered when `send`/`answer` returns it. A server sets True
+        # and calls `Session.acknowledge` once its client has read the reply to its end.
+        self.acknowledges_delivery = False
 
     @staticmethod
     def from_config(config: Any = None, **parts: Any) -> AbstractAsyncContextManager[Runtime]:
@@ -83,6 +87,7 @@ class Runtime:
             closer = getattr(part, "close", None)
             if closer is not None:
                 closer()
+        offloop.shutdown(self.store)
 
     async def __aenter__(self) -> Runtime:
         return self
@@ -93,13 +98,13 @@ class Runtime:
     async def open_session(self, platform: dict[str, Any] | None = None, session_id: str | None = None) -> "Session":
         """A new session, or an existing one reopened from the store (its STARTED writes become
         UNKNOWN_PRE_CALL: their outcome is unknown after a restart)."""
-        state = self.store.get_session(session_id) if session_id else None
+        state = await offloop.call(self.store, self.store.get_session, session_id) if session_id else None
         if state is None:
             state = SessionState(id=session_id or f"s{int(self.clock() * 1000):x}{self.rng.randrange(16 ** 4):04x}",
                                  platform=dict(platform or {}))
             session = Session(self, state, {})
             try:
-                session._durable.commit()
+                await session._durable.commit()
             except StoreConflict:
                 if session_id is None:
                     raise
@@ -108,12 +113,13 @@ class Runtime:
             return session
         if platform:
             state.platform = dict(platform)
-        evidence, task = load_held(self.store, state)
+        evidence, task = await offloop.call(self.store, load_held, self.store, state)
         session = Session(self, state, evidence)
         session.task = task
         # with the lease free, what a dead process left (STARTED writes) is settled now;
-        # otherwise by this session's first turn, under the lease
-        session._durable.try_recover()
+        # otherwise by this session's first turn, under the lease, whoever's process runs it
+        session._durable.recover = True
+        await session._durable.try_recover()
         return session
 
 
@@ -160,6 +166,12 @@ class Session:
         A decision delivered twice (the same id, or the same decision while nothing waits for
         one) gets the first one's reply: one write, one answer."""
         return await self._turn(answer=answer, client_message_id=client_message_id)
+
+    async def acknowledge(self, turn: int) -> None:
+        """The caller received the reply of `turn` (a server that acknowledges delivery, see
+        `Runtime.acknowledges_delivery`): it is not given again. Without this call, the session's
+        next turn gives that reply first, and the same text sent again gets it and starts nothing."""
+        await self._durable.acknowledge(turn)
 
     def pending(self) -> dict[str, Any] | None:
         """The open question, if the session waits on one: {kind, question, tool?, expected_fields?}."""
@@ -231,6 +243,7 @@ class Session:
         """Call a business tool for `node`; a gateway that leaves reporting to the runtime gets
         this session's callback with the call (never a runtime-wide slot)."""
         self.current_node = node.id
+        await self._durable.fence()  # a turn that lost its lease sends nothing
         if self.rt.reports_invocations:
             return await self.rt.gateway.call(tool, args, on_invoked=self.invoked)
         return await self.rt.gateway.call(tool, args)
@@ -301,11 +314,11 @@ class Session:
         # pre-registration saves before its tool is called.
         self._dirty[ev.id] = ev
 
-    def save(self) -> None:
+    async def save(self) -> None:
         """A stopping point inside a turn: a write pre-registered or settled since the last
         commit is committed now (before its tool is called / once its outcome is known);
         everything else is committed once, with the turn's reply (runtime/durable.py)."""
-        self._durable.checkpoint()
+        await self._durable.checkpoint()
 
     def progress(self, node: NodeState, tool: str) -> None:
         """Report that `tool` starts to the runtime's progress callback, with its label."""
@@ -338,7 +351,7 @@ class Session:
             try:
                 reply = await self._play(message, answer, client_message_id, same, agent)
             except StoreError as exc:
-                raise durable.fail(exc) from exc
+                raise await durable.fail(exc) from exc
             finally:
                 self._studio = None  # between turns the live studio answers (see _reload)
             if late is not None and same is None:  # a reply a dead turn never delivered comes first ("A lost reply")
@@ -347,9 +360,9 @@ class Session:
                                  suspended=reply.suspended, kind=reply.kind, message=message, answer=answer,
                                  client_message_id=client_message_id)
             try:
-                durable.commit(record, handed=late)
+                await durable.commit(record, handed=late)
             except StoreError as exc:
-                raise durable.fail(exc) from exc
+                raise await durable.fail(exc) from exc
             durable.delivered = self.session.turn
             self.emit("turn.reply", text=reply.text, suspended=reply.suspended)
             self.rt.trace.flush()  # the turn's end is a stopping point of the trace file too
@@ -436,7 +449,7 @@ class Session:
         candidates = await choose_skills(self, agent, message)
         nodes, how = await plan(self, agent, candidates, message)
         tasks.add_planned(self, nodes, how)
-        self.save()
+        await self.save()
         return await tasks.execute(self)
 
     def _planning_failed(self, exc: PlanningFailed) -> Reply:

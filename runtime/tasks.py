@@ -88,12 +88,12 @@ async def execute(env: SessionEnv) -> Reply:
             # durable as RUNNING with its opening messages before its first model step, so a
             # process that dies during that step (a read has no pre-registration) reopens this
             # node at the next turn (docs/interpretations.md: Restart) instead of starting a new task
-            env.save()
+            await env.save()
         outcome = await run_node(env, node)
         if outcome == lifecycle.SUSPENDED:
             task.state = TaskStatus.SUSPENDED
             return Reply(question_of(env, node), True, node.suspended, task.id)  # the turn saves
-        env.save()
+        await env.save()
         if node.kind == NodeKind.DELEGATE and node.state in FINAL and node.parent:
             parent = task.nodes[node.parent]
             text = node.output_text if node.state == lifecycle.DONE else node.reason

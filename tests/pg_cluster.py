@@ -17,11 +17,13 @@ turns the absence into a failure (for CI machines that must run these tests). Pr
 SKILLC_TEST_POSTGRES_URL=postgresql://… uses an existing server instead (a superuser URL: tests
 create databases).
 
-Speed settings and why they are safe here: `fsync=off`, `synchronous_commit=off` and
-`full_page_writes=off` only matter if the *operating system* crashes; the tests kill -9 client
-processes (skillc workers), never the machine, and a committed transaction is visible to every
-other connection the moment COMMIT returns whatever these settings say. So the guarantees the
-tests check (one write, nothing lost when a worker dies) are exercised exactly as in production.
+Durability settings: `synchronous_commit=on` (PostgreSQL's default), so a COMMIT that returned is
+in the WAL the server has written: a server stopped with `pg_ctl stop -m immediate` or restarted
+(the crash and restart tests do both) keeps every committed row, as a production server does.
+`synchronous_commit=off` would lose the last commits on such a stop and make those tests prove
+nothing. Speed settings kept: `fsync=off` and `full_page_writes=off` matter only if the
+*operating system* crashes (the written WAL is in its cache); the tests stop server and client
+processes, never the machine.
 """
 from __future__ import annotations
 
@@ -109,6 +111,7 @@ class Cluster:
     _databases: itertools.count = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: list = field(default_factory=list)  # callables that stop it (empty for an external server)
+    _restart: list = field(default_factory=list)  # a callable that restarts it (empty: external)
     base_url: str | None = None  # an external server's URL (SKILLC_TEST_POSTGRES_URL)
 
     def url(self, dbname: str = "postgres", *, tcp: bool = False) -> str:
@@ -130,6 +133,15 @@ class Cluster:
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+    def restart(self, mode: str = "immediate") -> None:
+        """Stop the server (`immediate`: as a crash would; `fast`: clients are disconnected) and
+        start it again on the same port; every connection is gone, every committed row kept."""
+        if not self._restart:
+            import pytest
+
+            pytest.skip("an external PostgreSQL server is not restarted by the tests")
+        self._restart[0](mode)
 
     def stop(self) -> None:
         """Stop the server at once and remove its directory (idempotent)."""
@@ -175,7 +187,7 @@ def start_cluster() -> Cluster:
     for attempt in range(3):  # the free port can be taken between probing and binding: try another
         options = " ".join([
             f"-c port={port}", "-c listen_addresses=127.0.0.1", f"-c unix_socket_directories={root}",
-            "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
+            "-c fsync=off", "-c synchronous_commit=on", "-c full_page_writes=off",
             "-c max_connections=200", "-c shared_buffers=32MB", "-c log_min_messages=warning",
         ])
         try:
@@ -194,7 +206,12 @@ def start_cluster() -> Cluster:
                        env=env, cwd="/", capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
 
+    def restart(mode: str) -> None:
+        run(str(bindir / "pg_ctl"), "-D", data, "-m", mode, "-w", "stop")
+        run(str(bindir / "pg_ctl"), "-D", data, "-l", log, "-w", "-t", str(_START_TIMEOUT), "-o", options, "start")
+
     cluster._stop.append(stop)
+    cluster._restart.append(restart)
     atexit.register(cluster.stop)  # scripts (bench/) and interrupted runs still stop it
     return cluster
 

@@ -299,7 +299,7 @@ def test_evidence_values_and_entities(env, gw) -> None:
     assert ev.values == {"recs": [{"id": 1, "name": "one"}]}  # the absent extract leaves no value
     assert [(e["type"], e["id"], e["name"]) for e in s.session.entities] == [("rec", 1, "one")]
     assert s.rt.store.evidence_of("s1") == []  # a read's evidence is written with the next unit of work
-    s._durable.commit()  # the turn's unit of work
+    asyncio.run(s._durable.commit())  # the turn's unit of work
     stored = {e.id: e for e in s.rt.store.evidence_of("s1")}
     assert stored["e1"].values == ev.values
 

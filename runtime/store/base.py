@@ -15,10 +15,13 @@ leaves the store usable (no transaction is left open); the caller discards what 
 memory and reloads. History (user messages, entities, evidence, replies) is appended, never
 rewritten: a turn writes what it changed, so its cost does not grow with the session.
 
-A session is leased to one turn at a time (docs/interpretations.md: One turn at a time): `acquire_lease` grants the lease
-when it is free, expired, held by a process of this host that is gone, or already this holder's;
-every unit of a leased session checks (and renews) the lease inside its transaction, so a holder
-that lost its lease can never overwrite another's work (`LeaseLost`).
+A session is leased to one turn at a time (docs/interpretations.md: One turn at a time): `acquire_lease` grants the lease when it is free,
+expired, held by a process of this host that is gone, or already this holder's. Every grant
+carries a *fencing token*, a number that only grows (a store-wide counter), kept in the lease row;
+every unit of a leased session checks holder and token inside its transaction (and renews the
+expiry), so a holder that lost its lease, even for a moment, can never write again (`LeaseLost`).
+Liveness is the lease's own expiry, renewed by `renew_lease` while a turn runs (a heartbeat), not
+anything tied to a database connection: a database restart does not make a live holder look dead.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from skillc.runtime.errors import SkillcError
 from skillc.runtime.state import Evidence, SessionState, TaskState
 
 # Version of the stored layout; a backend migrates older stores on open.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class StoreError(SkillcError):
@@ -74,6 +77,8 @@ class Lease:
     expires: float
     granted: bool
     version: int = 0
+    fence: int = 0  # the grant's fencing token (0 when not granted)
+    taken_over: bool = False  # granted over another holder's lease that was never given back
 
 
 @dataclass
@@ -161,20 +166,29 @@ class UnitOfWork(Protocol):
 class Store(Protocol):
     """Durable state of every session (docs/interpretations.md: A lost reply, One turn at a time)."""
 
-    def unit(self, session: str | None = None, *, holder: str | None = None,
-             expires: float | None = None) -> AbstractContextManager[UnitOfWork]:
+    def unit(self, session: str | None = None, *, holder: str | None = None, expires: float | None = None,
+             fence: int | None = None) -> AbstractContextManager[UnitOfWork]:
         """A unit of work: one transaction. With `holder`, the session's lease must be held by it
-        (else `LeaseLost`) and is renewed to `expires`. Commit failure: `StoreUnavailable`."""
+        (and carry the fencing token `fence`, when given) — else `LeaseLost` — and is renewed to
+        `expires`. Commit failure: `StoreUnavailable`."""
 
     def acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
         """Take the session's lease for `holder` until now + ttl when it is free, expired, held by
-        a dead process of this host, or held by `holder`; otherwise `granted` is False."""
+        a dead process of this host, or held by `holder`; otherwise `granted` is False. A lease
+        that cannot be decided in time (its row locked by a stuck transaction) is not granted."""
 
-    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None,
-                      trace_head: str | None = None) -> None:
-        """Give the lease back (only when `holder` holds it), marking the reply of
-        `delivered_turn` delivered and storing `trace_head` (the turn's last trace event, written
-        after its last unit) in the same transaction."""
+    def renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
+        """The heartbeat: extend the lease to `expires` while `holder` still holds it with token
+        `fence`; False when it does not (taken over: the turn must stop writing)."""
+
+    def release_lease(self, session: str, holder: str, *, fence: int | None = None,
+                      delivered_turn: int | None = None, trace_head: str | None = None) -> None:
+        """Give the lease back (only when `holder` holds it, with `fence` when given), marking the
+        reply of `delivered_turn` delivered and storing `trace_head` (the turn's last trace event,
+        written after its last unit) in the same transaction."""
+
+    def mark_delivered(self, session: str, turn: int) -> None:
+        """Record that the reply of `turn` reached its client (the client read it to its end)."""
 
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history (messages, entities, task ids), or None."""
@@ -230,8 +244,8 @@ class BufferedWrites:
 
     _buffer: list[tuple[str, tuple[Any, ...]]]
 
-    def unit(self, session: str | None = None, *, holder: str | None = None,
-             expires: float | None = None) -> AbstractContextManager[UnitOfWork]:
+    def unit(self, session: str | None = None, *, holder: str | None = None, expires: float | None = None,
+             fence: int | None = None) -> AbstractContextManager[UnitOfWork]:
         raise NotImplementedError
 
     def put_session(self, state: SessionState, now: float = 0.0) -> None:

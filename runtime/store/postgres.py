@@ -7,13 +7,16 @@ session, one transaction per unit of work. What PostgreSQL adds:
 - **Units of work** are transactions on a pooled connection. A leased unit first renews its lease
   row with `UPDATE … WHERE holder = me`; the row lock that UPDATE takes is held until COMMIT, so a
   worker taking the lease over waits for the unit to end and can never interleave with it.
-- **Leases** are rows (`leases`: session, holder, expires) decided under `SELECT … FOR UPDATE`.
-  Expiry uses the caller's clock (the interface's `now`), so workers' clocks should agree to
-  well within the lease's ttl (NTP does this). A lease whose holder died is free before expiry
-  when the death is visible: every store keeps one connection holding a *shared advisory lock*
-  named after its process (host:pid); PostgreSQL drops it the moment that process's connection
-  dies (kill -9 included, on any host), so "no session holds the process's lock" means the holder
-  is gone. Same-host checks of `base.holder_dead` apply as well.
+- **Leases** are rows (`leases`: session, holder, expires, fence) decided under
+  `SELECT … FOR UPDATE`; every grant takes the next number of the `lease_fence` sequence as its
+  fencing token. Liveness is the lease's expiry alone, renewed by the holder's heartbeat
+  (`renew_lease`) while its turn runs: nothing tied to a connection, so a server restart or a
+  terminated backend does not make a live worker look dead. Expiry uses the caller's clock (the
+  interface's `now`), so workers' clocks should agree to well within the lease's ttl (NTP does
+  this). Same-host checks of `base.holder_dead` free a dead process's lease before expiry.
+- **Timeouts**: every connection runs with `lock_timeout` and `statement_timeout` (connection
+  options, so each unit has them without a round trip): a unit or a lease decision that would
+  wait on a stuck row fails in bounded time (a lease then is not granted: the session is busy).
 - **Migrations** run under a transaction-scoped advisory lock, so workers starting together
   migrate once; DDL is transactional here, so a failed migration leaves the previous version.
 - **Evidence ids** come from the session row's counter, which only the lease holder advances and
@@ -26,11 +29,7 @@ back. The URL is libpq's (`postgresql://user@host:port/db?…`); a schema can be
 """
 from __future__ import annotations
 
-import os
-import socket
 import threading
-import time
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -69,14 +68,18 @@ except ImportError as _exc:  # pragma: no cover - the `postgres` extra is not in
 _NS = 0x736B6C63
 _MIGRATE_KEY = 1  # second key of the migration lock
 POOL_SIZE = 10
-POOL_TIMEOUT = 30.0  # seconds a unit waits for a free connection before StoreUnavailable
-LIVENESS_CHECK = 5.0  # seconds between checks that this process's liveness lock is still held
+POOL_TIMEOUT = 10.0  # seconds a unit waits for a free connection before StoreUnavailable
+LOCK_TIMEOUT = 2.0  # seconds a statement waits for a row lock (a lease: then the session is busy)
+STATEMENT_TIMEOUT = 15.0  # seconds any statement may run
 
 
-def _process_key(host: str, pid: str) -> int:
-    """The int4 second key of a process's liveness lock (CRC-32 of "host:pid", signed)."""
-    value = zlib.crc32(f"{host}:{pid}".encode())
-    return value - (1 << 32) if value >= 1 << 31 else value
+def _options(url: str, lock_timeout: float, statement_timeout: float) -> str:
+    """libpq `options` for every connection: the URL's own (a search_path) plus the timeouts."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    given = str(conninfo_to_dict(url).get("options") or "")
+    timeouts = f"-c lock_timeout={int(lock_timeout * 1000)} -c statement_timeout={int(statement_timeout * 1000)}"
+    return f"{given} {timeouts}".strip()
 
 
 def _redact(url: str) -> str:
@@ -94,62 +97,38 @@ class PostgresStore(RowReads, BufferedWrites):
     PARAM = "%s"
 
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE, pool_timeout: float = POOL_TIMEOUT,
-                 connect_timeout: float = 10.0) -> None:
+                 connect_timeout: float = 10.0, lock_timeout: float = LOCK_TIMEOUT,
+                 statement_timeout: float = STATEMENT_TIMEOUT, lease_ttl: float | None = None) -> None:
         self.url = url
         self.path = _redact(url)  # what messages name, as SQLiteStore.path does
+        self.lease_ttl = lease_ttl
+        self.threads = max(1, pool_size) + 2  # the runtime's store threads (offloop.py): one per connection
         self._buffer: list[tuple[str, tuple[Any, ...]]] = []
         self._local = threading.local()  # per thread: inside a unit (units do not nest)
         self._closed = False
         self._history = StoredHistory()
         self._nonce_sweep = Sweep()
         self._retries = max(1, pool_size) + 1  # every pooled connection may be dead at once
-        kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout))}
+        kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout)),
+                                  "options": _options(url, lock_timeout, statement_timeout)}
         try:
-            # Liveness first: a dedicated connection holding this process's shared advisory lock
-            # for as long as the store is open (see the module docstring).
-            self._kwargs = kwargs
-            self._live_lock = threading.Lock()
-            self._live_checked = 0.0
-            self._live = self._hold_liveness()
             self.pool = ConnectionPool(url, min_size=1, max_size=max(1, pool_size), timeout=pool_timeout,
                                        kwargs=kwargs, open=True, name="skillc-store")
             self._migrate()
-        except psycopg.Error as exc:
+        except (psycopg.Error, PoolTimeout) as exc:
             self._close_quietly()
             raise StoreError(f"cannot open store {self.path}: {exc}") from exc
         except BaseException:
             self._close_quietly()
             raise
 
-    def _hold_liveness(self) -> psycopg.Connection[Any]:
-        conn = psycopg.connect(self.url, **self._kwargs)
-        conn.execute("SELECT pg_advisory_lock_shared(%s, %s)",
-                     (_NS, _process_key(socket.gethostname(), str(os.getpid()))))
-        return conn
-
-    def _keep_alive(self, now: float) -> None:
-        """Before taking a lease: make sure this process still shows as alive (its liveness
-        connection may have died with a server restart), checked at most every few seconds."""
-        with self._live_lock:
-            if now - self._live_checked < LIVENESS_CHECK and not self._live.closed:
-                return
-            try:
-                self._live.execute("SELECT 1")
-            except psycopg.Error:
-                try:
-                    self._live.close()
-                except psycopg.Error:
-                    pass
-                self._live = self._hold_liveness()  # psycopg.Error here: the caller's StoreUnavailable
-            self._live_checked = now
-
     def _close_quietly(self) -> None:
-        for thing in (getattr(self, "pool", None), getattr(self, "_live", None)):
-            if thing is not None:
-                try:
-                    thing.close()
-                except Exception:
-                    pass
+        pool = getattr(self, "pool", None)
+        if pool is not None:
+            try:
+                pool.close()
+            except Exception:
+                pass
 
     def _migrate(self) -> None:
         with self.pool.connection() as conn, conn.transaction():
@@ -220,8 +199,8 @@ class PostgresStore(RowReads, BufferedWrites):
             raise StoreError(f"store {self.path}: a value cannot be stored ({exc.reason})") from exc
 
     @contextmanager
-    def unit(self, session: str | None = None, *, holder: str | None = None,
-             expires: float | None = None) -> Iterator[PostgresUnit]:
+    def unit(self, session: str | None = None, *, holder: str | None = None, expires: float | None = None,
+             fence: int | None = None) -> Iterator[PostgresUnit]:
         """One transaction (see base.Store.unit)."""
         if getattr(self._local, "in_unit", False):
             raise StoreError("units of work do not nest")
@@ -231,8 +210,9 @@ class PostgresStore(RowReads, BufferedWrites):
                 assert pipe is not None
                 uow = PostgresUnit(conn, pipe, self._history)
                 if holder is not None and session is not None:
-                    uow.check(conn.execute("UPDATE leases SET expires = GREATEST(expires, %s) "
-                                           "WHERE session = %s AND holder = %s", (expires or 0.0, session, holder)),
+                    uow.check(conn.execute("UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s "
+                                           "AND holder = %s AND (%s::bigint IS NULL OR fence = %s::bigint)",
+                                           (expires or 0.0, session, holder, fence, fence)),
                               lambda: LeaseLost(f"session {session} is no longer leased to this turn"))
                 yield uow
                 uow.verify()
@@ -240,60 +220,71 @@ class PostgresStore(RowReads, BufferedWrites):
         finally:
             self._local.in_unit = False
 
-    def _gone(self, conn: psycopg.Connection[Any], holder: str) -> bool:
-        """Whether `holder`'s process is known dead: this host's checks, or its liveness lock free."""
-        if holder_dead(holder):
-            return True
-        host, _, rest = holder.partition(":")
-        pid = rest.partition(":")[0]
-        if not host or not pid.isdigit():
-            return False
-        row = conn.execute("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND database = "
-                           "(SELECT oid FROM pg_database WHERE datname = current_database()) "
-                           "AND classid = %s::int::oid AND objid = %s::int::oid AND objsubid = 2 AND granted LIMIT 1",
-                           (_NS, _process_key(host, pid))).fetchone()
-        return row is None
-
     def acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
-        """Take the lease when free, expired, held by a dead process, or ours."""
+        """Take the lease when free, expired, held by a dead process of this host, or ours; each
+        grant takes the next fencing token. A lease row locked beyond `lock_timeout` (a stuck
+        transaction) is not granted: the session is busy, the worker is not frozen."""
         if getattr(self._local, "in_unit", False):
             raise StoreError("a lease cannot change inside a unit of work")
-        with self._tx("take the lease of session " + session) as (conn, _):
-            self._keep_alive(time.monotonic())
-            vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
-            version = vrow[0] if vrow else 0
-            while True:
-                # A new row, or (on conflict) the current one locked until this transaction ends.
-                inserted = conn.execute("INSERT INTO leases (session, holder, expires) VALUES (%s, %s, %s) "
-                                        "ON CONFLICT (session) DO NOTHING", (session, holder, now + ttl)).rowcount
-                if inserted == 1:
-                    return Lease(session, holder, now + ttl, True, version)
-                found = conn.execute("SELECT holder, expires FROM leases WHERE session = %s FOR UPDATE",
-                                     (session,)).fetchone()
-                if found is not None:
-                    break
-                # released between the two statements: insert again
-            current, until = found
-            if current != holder and until > now and not self._gone(conn, current):
-                return Lease(session, current, until, False, version)
-            conn.execute("UPDATE leases SET holder = %s, expires = %s WHERE session = %s", (holder, now + ttl, session))
-            # The version as of this lock: a unit of the previous holder committed before it.
-            vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
-            return Lease(session, holder, now + ttl, True, vrow[0] if vrow else 0)
+        try:
+            with self._tx("take the lease of session " + session) as (conn, _):
+                return self._acquire(conn, session, holder, now, ttl)
+        except StoreUnavailable as exc:
+            if isinstance(exc.__cause__, pg_errors.LockNotAvailable):
+                return Lease(session, "", now, False)
+            raise
 
-    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None,
-                      trace_head: str | None = None) -> None:
+    @staticmethod
+    def _acquire(conn: psycopg.Connection[Any], session: str, holder: str, now: float, ttl: float) -> Lease:
+        while True:
+            # A new row, or (on conflict) the current one locked until this transaction ends.
+            inserted = conn.execute("INSERT INTO leases (session, holder, expires, fence) "
+                                    "VALUES (%s, %s, %s, nextval('lease_fence')) ON CONFLICT (session) DO NOTHING "
+                                    "RETURNING fence", (session, holder, now + ttl)).fetchone()
+            if inserted is not None:
+                vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
+                return Lease(session, holder, now + ttl, True, vrow[0] if vrow else 0, inserted[0])
+            found = conn.execute("SELECT holder, expires FROM leases WHERE session = %s FOR UPDATE",
+                                 (session,)).fetchone()
+            if found is not None:
+                break
+            # released between the two statements: insert again
+        current, until = found
+        # The version as of this lock: a unit of the previous holder committed before it.
+        vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
+        version = vrow[0] if vrow else 0
+        if current != holder and until > now and not holder_dead(current):
+            return Lease(session, current, until, False, version)
+        fence = conn.execute("UPDATE leases SET holder = %s, expires = %s, fence = nextval('lease_fence') "
+                             "WHERE session = %s RETURNING fence", (holder, now + ttl, session)).fetchone()
+        assert fence is not None  # the row is locked by this transaction
+        return Lease(session, holder, now + ttl, True, version, fence[0], current != holder)
+
+    def renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
+        """The heartbeat (see base.Store.renew_lease)."""
+        with self._tx("renew the lease of session " + session) as (conn, _):
+            return conn.execute("UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s "
+                                "AND holder = %s AND fence = %s", (expires, session, holder, fence)).rowcount == 1
+
+    def release_lease(self, session: str, holder: str, *, fence: int | None = None,
+                      delivered_turn: int | None = None, trace_head: str | None = None) -> None:
         """Give the lease back, mark the reply delivered and store the chain head, together."""
         if getattr(self._local, "in_unit", False):
             raise StoreError("a lease cannot change inside a unit of work")
         with self._tx("release the lease of session " + session) as (conn, _):
-            cur = conn.execute("DELETE FROM leases WHERE session = %s AND holder = %s", (session, holder))
+            cur = conn.execute("DELETE FROM leases WHERE session = %s AND holder = %s "
+                               "AND (%s::bigint IS NULL OR fence = %s::bigint)", (session, holder, fence, fence))
             if cur.rowcount == 1 and delivered_turn is not None:
                 conn.execute("UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s",
                              (session, delivered_turn))
             if cur.rowcount == 1 and trace_head is not None:
                 conn.execute("INSERT INTO trace_heads (session, head) VALUES (%s, %s) ON CONFLICT (session) "
                              "DO UPDATE SET head = EXCLUDED.head", (session, trace_head))
+
+    def mark_delivered(self, session: str, turn: int) -> None:
+        """The reply of `turn` reached its client."""
+        with self._tx("mark a reply of session " + session + " delivered") as (conn, _):
+            conn.execute("UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s", (session, turn))
 
     def claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
         """Record `nonce`; False when any worker recorded it before (see base.Store.claim_nonce)."""
@@ -377,7 +368,7 @@ class PostgresStore(RowReads, BufferedWrites):
         return not self._closed
 
     def close(self) -> None:
-        """Apply buffered writes, then close the pool and the liveness connection."""
+        """Apply buffered writes, then close the pool."""
         if self._closed:
             return
         try:

@@ -58,6 +58,14 @@ def _v4(conn: psycopg.Connection[Any]) -> None:
     """)
 
 
+def _v5(conn: psycopg.Connection[Any]) -> None:
+    """Fencing tokens, as in SQLite: each lease grant takes the next number of one sequence."""
+    _ddl(conn, """
+        ALTER TABLE leases ADD COLUMN fence BIGINT NOT NULL DEFAULT 0;
+        CREATE SEQUENCE lease_fence
+    """)
+
+
 # Index i migrates schema version i -> i+1, step for step with the SQLite store.
-MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4)
+MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4, _v5)
 assert len(MIGRATIONS) == SCHEMA_VERSION, "a schema change needs its PostgreSQL migration too"

@@ -1,14 +1,17 @@
 """The SQLite store (stdlib): the embedded default. One file, WAL, one connection per Store.
 
-Layout (schema 3): a session row holds the session's own fields and a version; user messages,
+Layout (schema 5): a session row holds the session's own fields and a version; user messages,
 entities, replies and evidence are rows appended per session; tasks are rows (one per task, its
-nodes inside); `trace_heads` keeps each session's audit chain head. Units of work run as `BEGIN IMMEDIATE` transactions, so a unit's lease check and
-its writes cannot interleave with another process's.
+nodes inside); `trace_heads` keeps each session's audit chain head; `leases` holds each leased
+session's holder, expiry and fencing token (`lease_fence` counts the tokens). Units of work run
+as `BEGIN IMMEDIATE` transactions, so a unit's lease check and its writes cannot interleave with
+another process's.
 """
 from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -112,8 +115,17 @@ def _v4(db: sqlite3.Connection) -> None:
     """)
 
 
+def _v5(db: sqlite3.Connection) -> None:
+    """Fencing tokens: each lease grant takes the next number of one store-wide counter."""
+    _script(db, """
+        ALTER TABLE leases ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE lease_fence (n INTEGER NOT NULL);
+        INSERT INTO lease_fence (n) VALUES (0)
+    """)
+
+
 # Migrations from day one: index i migrates user_version i -> i+1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
@@ -182,19 +194,25 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
 
 
 class SQLiteStore(RowReads, BufferedWrites):
-    """One SQLite file (or ":memory:"); one connection, not shared across threads."""
+    """One SQLite file (or ":memory:"); one connection, used by one thread at a time (a lock): the
+    runtime calls it from one dedicated thread (`offloop.py`), tools and tests from theirs."""
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT) -> None:
+    threads = 1  # one connection: more threads would only queue on its lock
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT,
+                 lease_ttl: float | None = None) -> None:
         path = str(path)
         if path != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self.path = path
+        self.lease_ttl = lease_ttl
         self._buffer = []
         self._in_unit = False
+        self._lock = threading.RLock()  # one statement sequence at a time on the one connection
         self._history = StoredHistory()
         self._nonce_sweep = Sweep()
         try:
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout, check_same_thread=False)
             self._retry_locked(lambda: self.db.execute("PRAGMA journal_mode=WAL"), busy_timeout)
             self.db.execute("PRAGMA synchronous=NORMAL")
             self._retry_locked(self._migrate, busy_timeout)
@@ -243,9 +261,16 @@ class SQLiteStore(RowReads, BufferedWrites):
     # ------------------------------------------------------------ units of work and leases
 
     @contextmanager
-    def unit(self, session: str | None = None, *, holder: str | None = None,
-             expires: float | None = None) -> Iterator[_Unit]:
+    def unit(self, session: str | None = None, *, holder: str | None = None, expires: float | None = None,
+             fence: int | None = None) -> Iterator[_Unit]:
         """One transaction (see base.Store.unit)."""
+        with self._lock:
+            with self._unit(session, holder, expires, fence) as uow:
+                yield uow
+
+    @contextmanager
+    def _unit(self, session: str | None, holder: str | None, expires: float | None,
+              fence: int | None) -> Iterator[_Unit]:
         if self._in_unit:
             raise StoreError("units of work do not nest")
         self._in_unit = True
@@ -256,8 +281,8 @@ class SQLiteStore(RowReads, BufferedWrites):
                 raise StoreUnavailable(f"store {self.path}: cannot begin a transaction: {exc}") from exc
             try:
                 if holder is not None and session is not None:
-                    cur = self.db.execute("UPDATE leases SET expires = MAX(expires, ?) WHERE session = ? AND holder = ?",
-                                          (expires or 0.0, session, holder))
+                    cur = self.db.execute("UPDATE leases SET expires = MAX(expires, ?) WHERE session = ? AND holder = ? "
+                                          "AND (? IS NULL OR fence = ?)", (expires or 0.0, session, holder, fence, fence))
                     if cur.rowcount != 1:
                         raise LeaseLost(f"session {session} is no longer leased to this turn")
                 uow = _Unit(self.db, self._history)
@@ -277,27 +302,41 @@ class SQLiteStore(RowReads, BufferedWrites):
             self._in_unit = False
 
     def acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
-        """Take the lease when free, expired, held by a dead process of this host, or ours."""
+        """Take the lease when free, expired, held by a dead process of this host, or ours; each
+        grant takes the next fencing token."""
         with self._tx("take the lease of session " + session):
             row = self.db.execute("SELECT holder, expires FROM leases WHERE session = ?", (session,)).fetchone()
             version_row = self.db.execute("SELECT version FROM sessions WHERE id = ?", (session,)).fetchone()
             version = version_row[0] if version_row else 0
             if row is not None and row[0] != holder and row[1] > now and not holder_dead(row[0]):
                 return Lease(session, row[0], row[1], False, version)
-            self.db.execute("INSERT OR REPLACE INTO leases (session, holder, expires) VALUES (?, ?, ?)",
-                            (session, holder, now + ttl))
-            return Lease(session, holder, now + ttl, True, version)
+            fence = self.db.execute("UPDATE lease_fence SET n = n + 1 RETURNING n").fetchone()[0]
+            self.db.execute("INSERT OR REPLACE INTO leases (session, holder, expires, fence) VALUES (?, ?, ?, ?)",
+                            (session, holder, now + ttl, fence))
+            return Lease(session, holder, now + ttl, True, version, fence, row is not None and row[0] != holder)
 
-    def release_lease(self, session: str, holder: str, *, delivered_turn: int | None = None,
-                      trace_head: str | None = None) -> None:
+    def renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
+        """The heartbeat (see base.Store.renew_lease)."""
+        with self._tx("renew the lease of session " + session):
+            return self.db.execute("UPDATE leases SET expires = MAX(expires, ?) WHERE session = ? AND holder = ? "
+                                   "AND fence = ?", (expires, session, holder, fence)).rowcount == 1
+
+    def release_lease(self, session: str, holder: str, *, fence: int | None = None,
+                      delivered_turn: int | None = None, trace_head: str | None = None) -> None:
         """Give the lease back, mark the reply delivered and store the chain head, together."""
         with self._tx("release the lease of session " + session):
-            cur = self.db.execute("DELETE FROM leases WHERE session = ? AND holder = ?", (session, holder))
+            cur = self.db.execute("DELETE FROM leases WHERE session = ? AND holder = ? AND (? IS NULL OR fence = ?)",
+                                  (session, holder, fence, fence))
             if cur.rowcount == 1 and delivered_turn is not None:
                 self.db.execute("UPDATE replies SET delivered = 1 WHERE session = ? AND turn = ?",
                                 (session, delivered_turn))
             if cur.rowcount == 1 and trace_head is not None:
                 _Unit(self.db, self._history).put_trace_head(session, trace_head)
+
+    def mark_delivered(self, session: str, turn: int) -> None:
+        """The reply of `turn` reached its client."""
+        with self._tx("mark a reply of session " + session + " delivered"):
+            self.db.execute("UPDATE replies SET delivered = 1 WHERE session = ? AND turn = ?", (session, turn))
 
     def claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
         """Record `nonce`; False when it was recorded before (see base.Store.claim_nonce)."""
@@ -309,24 +348,26 @@ class SQLiteStore(RowReads, BufferedWrites):
 
     @contextmanager
     def _tx(self, what: str) -> Iterator[None]:
-        if self._in_unit:
-            raise StoreError("a lease cannot change inside a unit of work")
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-            yield
-            self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self._rollback()
-            raise StoreUnavailable(f"store {self.path}: cannot {what}: {exc}") from exc
-        except BaseException:
-            self._rollback()
-            raise
+        with self._lock:
+            if self._in_unit:
+                raise StoreError("a lease cannot change inside a unit of work")
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+                yield
+                self.db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StoreUnavailable(f"store {self.path}: cannot {what}: {exc}") from exc
+            except BaseException:
+                self._rollback()
+                raise
 
     # ------------------------------------------------------------ reads
 
     def _rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         try:
-            return self.db.execute(sql, params).fetchall()
+            with self._lock:
+                return self.db.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             if _is_corruption(exc):
                 raise StoreCorrupt(session, what, str(exc)) from exc
@@ -334,6 +375,10 @@ class SQLiteStore(RowReads, BufferedWrites):
 
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history, or None; `StoreCorrupt` when a row cannot be read."""
+        with self._lock:  # one moment of the session: no unit of another thread in between
+            return self._session(session_id)
+
+    def _session(self, session_id: str) -> SessionState | None:
         rows = self._rows(session_id, "session", "SELECT doc, version FROM sessions WHERE id = ?", (session_id,))
         if not rows:
             return None
@@ -364,11 +409,13 @@ class SQLiteStore(RowReads, BufferedWrites):
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""
-        return [tuple(r) for r in self.db.execute("SELECT id, updated FROM sessions ORDER BY updated DESC")]
+        with self._lock:
+            return [tuple(r) for r in self.db.execute("SELECT id, updated FROM sessions ORDER BY updated DESC")]
 
     def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Read-only query for tools and tests."""
-        return self.db.execute(sql, params).fetchall()
+        with self._lock:
+            return self.db.execute(sql, params).fetchall()
 
     def alive(self) -> bool:
         """False once the connection is closed (by `close()` or by a test killing it)."""

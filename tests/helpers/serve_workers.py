@@ -46,17 +46,20 @@ def wait_for(condition: Any, what: str, deadline: float = DEADLINE) -> None:
 
 
 def write_config(folder: Path, *, model_url: str, store: str, records: Path, hang: bool = False,
-                 confirm_bypass: bool = True) -> Path:
-    """A skillc.toml for one worker: the ledger server (hanging `ledger_post` when `hang`), the
-    fake model, `store` (a postgresql:// URL or a SQLite path)."""
+                 confirm_bypass: bool = True, delay: float = 0.0, lease_ttl: float | None = None) -> Path:
+    """A skillc.toml for one worker: the ledger server (hanging `ledger_post` when `hang`; booking
+    and answering `delay` seconds after a call arrived), the fake model, `store` (a postgresql://
+    URL or a SQLite path), the lease's ttl when given."""
     folder.mkdir(parents=True, exist_ok=True)
-    env = {"LEDGER_DB": str(records), **({"LEDGER_HANG": "1"} if hang else {})}
+    env = {"LEDGER_DB": str(records), **({"LEDGER_HANG": "1"} if hang else {}),
+           **({"LEDGER_DELAY": str(delay)} if delay else {})}
     key = "url" if store.startswith("postgresql://") else "path"
+    ttl = f"lease_ttl = {lease_ttl}\n" if lease_ttl is not None else ""
     bypass = '"state.write-confirm-bypass-tools" = ["ledger_post"]\n' if confirm_bypass else ""
     text = f"""
 [store]
 {key} = {json.dumps(store)}
-[model]
+{ttl}[model]
 base_url = {json.dumps(model_url)}
 model = "fake"
 max_retries = 0
@@ -170,6 +173,10 @@ class Caller:
                 if line.startswith("data: "):
                     out["events"].append(json.loads(line[6:]))
         return out
+
+    def get(self, worker: Worker, path: str) -> httpx.Response:
+        """A signed GET of `path` on `worker`."""
+        return self.http.get(worker.url + path, headers=self._headers("GET", path, b""))
 
     def close(self) -> None:
         """Close the HTTP client."""

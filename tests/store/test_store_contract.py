@@ -118,6 +118,48 @@ def test_lease_one_holder_at_a_time(store_factory: Factory) -> None:
     assert a.acquire_lease("s1", ha, now=143.0, ttl=30.0).granted
 
 
+def test_every_grant_has_a_larger_fencing_token_that_fences_units_and_renewals(store_factory: Factory) -> None:
+    """A lease taken over (expired) fences its old holder out by token, even when the old holder
+    takes it again later: a unit or renewal with the old token is refused, nothing is written."""
+    a, b = store_factory(), store_factory()
+    ha, hb = new_holder(), new_holder()
+    with a.unit("s1") as uow:
+        uow.put_session(_session(), 1.0)
+    first = a.acquire_lease("s1", ha, now=100.0, ttl=30.0)
+    assert first.granted and not first.taken_over and first.fence > 0
+    assert a.renew_lease("s1", ha, first.fence, 140.0)  # the heartbeat: now until 140
+    assert not b.acquire_lease("s1", hb, now=135.0, ttl=30.0).granted
+    second = b.acquire_lease("s1", hb, now=141.0, ttl=30.0)  # expired: taken over
+    assert second.granted and second.taken_over and second.fence > first.fence
+    assert not a.renew_lease("s1", ha, first.fence, 200.0)
+    b.release_lease("s1", hb, fence=second.fence)
+    third = a.acquire_lease("s1", ha, now=142.0, ttl=30.0)  # the first holder again, a new grant
+    assert third.granted and not third.taken_over and third.fence > second.fence
+    state = a.get_session("s1")
+    with pytest.raises(LeaseLost):  # its stale token (a unit of the turn that lost the lease)
+        with a.unit("s1", holder=ha, fence=first.fence, expires=200.0) as uow:
+            uow.put_session(state, 2.0)
+    assert a.version_of("s1") == 1
+    a.release_lease("s1", ha, fence=first.fence)  # the stale token gives nothing back
+    assert not b.acquire_lease("s1", hb, now=143.0, ttl=30.0).granted
+    with a.unit("s1", holder=ha, fence=third.fence, expires=200.0) as uow:
+        uow.put_session(a.get_session("s1"), 2.0)  # a failed unit's copy is reloaded, as the runtime does
+    assert a.version_of("s1") == 2
+
+
+def test_a_reply_is_marked_delivered_on_its_own(store_factory: Factory) -> None:
+    """The client's acknowledgement, after the lease is given back: only that reply's flag."""
+    store = store_factory()
+    with store.unit("s1") as uow:
+        uow.put_session(_session(), 1.0)
+        uow.put_reply(ReplyRecord(session="s1", turn=1, text="done", message="book it"))
+    h = new_holder()
+    store.release_lease("s1", h, fence=store.acquire_lease("s1", h, now=0.0, ttl=60.0).fence)
+    assert not store.last_reply("s1").delivered
+    store.mark_delivered("s1", 1)
+    assert store.last_reply("s1").delivered
+
+
 def test_a_dead_holders_lease_is_free(store_factory: Factory) -> None:
     proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                           check=True)
@@ -315,9 +357,11 @@ def test_a_nonce_is_claimed_once_across_stores_and_forgotten_after_keep(store_fa
 
 
 def test_a_schema_3_sqlite_file_migrates_to_record_nonces(tmp_path: Any) -> None:
+    from skillc.runtime.store import SCHEMA_VERSION
+
     store = _sqlite_store_at_schema(tmp_path / "v3.sqlite", 3)  # written before nonces were stored
     try:
-        assert store.raw("PRAGMA user_version") == [(4,)] and store.version_of("s1") == 1
+        assert store.raw("PRAGMA user_version") == [(SCHEMA_VERSION,)] and store.version_of("s1") == 1
         assert store.claim_nonce("n-1", 10.0, 600.0) and not store.claim_nonce("n-1", 11.0, 600.0)
     finally:
         store.close()

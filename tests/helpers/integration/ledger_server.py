@@ -33,8 +33,10 @@ def open_db(path: str) -> sqlite3.Connection:
     return db
 
 
-def build_server(db_path: str, hang: bool) -> MCPServer:
-    """The ledger server over `db_path`; with `hang`, `ledger_post` never answers."""
+def build_server(db_path: str, hang: bool, delay: float = 0.0) -> MCPServer:
+    """The ledger server over `db_path`; with `hang`, `ledger_post` never answers; with `delay`,
+    it records the call at once and books and answers `delay` seconds later (a slow business
+    system: a verify meanwhile finds nothing)."""
     db = open_db(db_path)
     server = MCPServer("skillc-test-ledger")
 
@@ -45,9 +47,13 @@ def build_server(db_path: str, hang: bool) -> MCPServer:
     @server.tool(title="Post a ledger entry")
     async def ledger_post(ref: str, amount: int) -> dict[str, Any]:
         """Book `amount` under the reference `ref`; 409 when the reference is already booked."""
-        # The record and the booking commit together: whoever sees the invocation sees its effect.
-        db.execute("BEGIN IMMEDIATE")
-        record("ledger_post", {"ref": ref, "amount": amount})
+        if delay:
+            record("ledger_post", {"ref": ref, "amount": amount})
+            await asyncio.sleep(delay)
+            db.execute("BEGIN IMMEDIATE")
+        else:  # the record and the booking commit together: whoever sees the invocation sees its effect
+            db.execute("BEGIN IMMEDIATE")
+            record("ledger_post", {"ref": ref, "amount": amount})
         booked = db.execute("SELECT 1 FROM entry WHERE ref = ?", (ref,)).fetchone() is not None
         if not booked:
             db.execute("INSERT INTO entry VALUES (?, ?)", (ref, amount))
@@ -73,7 +79,8 @@ def build_server(db_path: str, hang: bool) -> MCPServer:
 def main() -> None:
     """Serve over stdio; the pid is recorded so the test can end a server orphaned by a kill
     (the SDK starts it in a session of its own)."""
-    server = build_server(os.environ["LEDGER_DB"], os.environ.get("LEDGER_HANG") == "1")
+    server = build_server(os.environ["LEDGER_DB"], os.environ.get("LEDGER_HANG") == "1",
+                          float(os.environ.get("LEDGER_DELAY") or 0))
     open_db(os.environ["LEDGER_DB"]).execute("INSERT INTO process VALUES (?)", (os.getpid(),))
     server.run()
 
