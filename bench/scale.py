@@ -1,4 +1,5 @@
-"""Turns per second of `skillc serve` workers: one on SQLite, one on PostgreSQL, two on PostgreSQL.
+"""Turns per second of `skillc serve` workers (one on SQLite, one and two on PostgreSQL), and what a
+session stuck on a row lock costs the others.
 
 Not a test: prints one table measured in one run. Each row starts its workers (real `skillc serve`
 processes, tests/helpers/serve_workers.py) on a fresh store, then C client threads each drive
@@ -10,12 +11,20 @@ The model is a stateless loopback responder (below), so concurrent sessions neve
 With two workers, sessions are either sticky (each on one worker, as with a load balancer's
 affinity) or alternating (each turn on the other worker, a balancer without affinity: every turn
 finds the session last written by the other worker, which reopens it from the store). PostgreSQL is the throw-away test
-cluster of tests/pg_cluster.py (fsync off: its numbers are the store's CPU and round trips, not a
+cluster of tests/pg_cluster.py (synchronous commits, fsync off: its numbers are the store's CPU and round trips, not a
 disk's flush latency; SQLite runs with its default synchronous=NORMAL on the local disk).
 
-    python bench/scale.py [--clients 8] [--turns 5]     # about a minute and a half
+The blocking table: one PostgreSQL worker; `/healthz` is asked 50 times and an unrelated
+session runs 10 turns, first with nothing blocked, then while another session's run waits on its
+lease row, held by a transaction of the bench (a stuck writer). Unaffected means the blocked
+column stays within about 2x of the unblocked one.
 
-Prints per row: turns/s, p50 and p99 latency of a turn as the client sees it, failed turns.
+    python bench/scale.py [--clients 8] [--turns 5] [--repeat 3]     # a few minutes
+
+Prints per row: turns/s (the median of --repeat runs, and their spread min-max), p50 and p99
+latency of a turn as the client sees it (of the median run), failed turns (all runs); then the
+p99 (and median) of /healthz and of the unrelated turn, unblocked and blocked, side by side.
+No number is asserted: a loaded machine changes them all.
 """
 from __future__ import annotations
 
@@ -23,6 +32,7 @@ import argparse
 import json
 import re
 import shutil
+import statistics
 import sys
 import tempfile
 import threading
@@ -107,27 +117,96 @@ def drive(workers: list[sw.Worker], clients: int, turns: int, sticky: bool, tag:
     return {"wall": wall, "latencies": sorted(latencies), "failures": failures}
 
 
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
 def row(name: str, stores: list[str], model_url: str, compiled: Path, tmp: Path, args: argparse.Namespace,
         sticky: bool = True) -> list[str]:
-    """Start the workers of one row, warm them up, measure, stop them."""
+    """Start the workers of one row, warm them up, measure --repeat times, stop them."""
     configs = [sw.write_config(tmp / name / f"w{i}", model_url=model_url, store=store,
                                records=tmp / name / f"ledger{i}.sqlite") for i, store in enumerate(stores)]
     workers = sw.start_workers(compiled, configs)
+    runs = []
     try:
         tag = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")  # session ids allow [A-Za-z0-9._:-]
         drive(workers, len(workers), 1, sticky, f"{tag}-warm")  # MCP sessions, pools, caches
-        result = drive(workers, args.clients, args.turns, sticky, tag)
+        for r in range(args.repeat):
+            runs.append(drive(workers, args.clients, args.turns, sticky, f"{tag}-{r}"))
     finally:
         for w in workers:
             w.stop()
         for i in range(len(stores)):
             sw.end_ledger_servers(tmp / name / f"ledger{i}.sqlite")
-    lat = result["latencies"]
-    done = len(lat)
-    p = (lambda q: f"{1000 * lat[min(len(lat) - 1, int(q * len(lat)))]:.0f}") if lat else (lambda q: "-")
-    if result["failures"]:
-        print(f"  {name}: {len(result['failures'])} failed turns, first: {result['failures'][0]}", file=sys.stderr)
-    return [name, f"{done / result['wall']:.1f}", p(0.5), p(0.99), str(len(result["failures"]))]
+    rates = sorted(len(r["latencies"]) / r["wall"] for r in runs)
+    median = sorted(runs, key=lambda r: len(r["latencies"]) / r["wall"])[len(runs) // 2]
+    lat = median["latencies"]
+    p = (lambda q: f"{1000 * _quantile(lat, q):.0f}") if lat else (lambda q: "-")
+    failures = [f for r in runs for f in r["failures"]]
+    if failures:
+        print(f"  {name}: {len(failures)} failed turns, first: {failures[0]}", file=sys.stderr)
+    return [name, f"{statistics.median(rates):.1f}", f"{rates[0]:.1f}-{rates[-1]:.1f}", p(0.5), p(0.99),
+            str(len(failures))]
+
+
+def _probe(worker: sw.Worker, caller: sw.Caller, tag: str) -> tuple[list[float], list[float]]:
+    """50 /healthz answers and 10 turns of an unrelated session, each timed (seconds)."""
+    import httpx
+
+    health, turns = [], []
+    for _ in range(50):
+        start = time.perf_counter()
+        httpx.get(worker.url + "/healthz", timeout=60)
+        health.append(time.perf_counter() - start)
+    for t in range(10):
+        start = time.perf_counter()
+        caller.run(worker, f"{tag}-free", f"{tag}-free-{t}", f"Book {t + 1} under reference R-{tag}-{t}")
+        turns.append(time.perf_counter() - start)
+    return health, turns
+
+
+def blocked_rows(url: str, model_url: str, compiled: Path, tmp: Path) -> list[list[str]]:
+    """/healthz and an unrelated turn, unblocked and while a session waits on a held row lock."""
+    import psycopg
+
+    import pg_cluster
+
+    config = sw.write_config(tmp / "blocked" / "w0", model_url=model_url, store=url,
+                             records=tmp / "blocked" / "ledger.sqlite", lock_timeout=120.0)
+    (worker,) = sw.start_workers(compiled, [config])
+    caller = sw.Caller()
+    try:
+        _probe(worker, caller, "warm")
+        calm = _probe(worker, caller, "calm")
+        stuck = psycopg.connect(url)  # holds the blocked session's lease row until the end
+        stuck.execute("INSERT INTO leases (session, holder, expires, fence) VALUES ('blocked', 'someone', 0, 0)")
+        waiting = threading.Thread(target=lambda: sw.Caller().run(worker, "blocked", "blocked-1", "Book 1 under "
+                                                                  "reference R-blocked"), daemon=True)
+        waiting.start()
+        sw.wait_for(lambda: bool(pg_cluster.query(url, "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                                       "AND datname = current_database()")),
+                    "the blocked session to wait on its row")
+        busy = _probe(worker, caller, "busy")
+        stuck.close()
+        waiting.join(60)
+    finally:
+        caller.close()
+        worker.stop()
+        sw.end_ledger_servers(tmp / "blocked" / "ledger.sqlite")
+
+    def ms(values: list[float], q: float) -> str:
+        return f"{1000 * _quantile(values, q):.1f}"
+
+    return [["1 x PostgreSQL", "p50 / p99 ms, unblocked", "p50 / p99 ms, one session blocked"],
+            ["/healthz (50)", f"{ms(calm[0], .5)} / {ms(calm[0], .99)}", f"{ms(busy[0], .5)} / {ms(busy[0], .99)}"],
+            ["unrelated turn (10)", f"{ms(calm[1], .5)} / {ms(calm[1], .99)}", f"{ms(busy[1], .5)} / {ms(busy[1], .99)}"]]
+
+
+def _print(rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=8, help="concurrent sessions (default 8)")
     parser.add_argument("--turns", type=int, default=5, help="turns per session (default 5)")
+    parser.add_argument("--repeat", type=int, default=3, help="measured runs per row (default 3)")
     args = parser.parse_args(argv)
 
     import pg_cluster
@@ -148,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         compile_studio(sw.LEDGER_STUDIO, tmp / "compiled")
         cluster = pg_cluster.shared_cluster()
-        rows = [["workers / store", "turns/s", "p50 ms", "p99 ms", "failed"]]
+        rows = [["workers / store", "turns/s", "spread", "p50 ms", "p99 ms", "failed"]]
         rows.append(row("1 x SQLite", [str(tmp / "store.sqlite")], model_url, tmp / "compiled", tmp, args))
         rows.append(row("1 x PostgreSQL", [cluster.new_database("bench1")], model_url, tmp / "compiled", tmp, args))
         shared = cluster.new_database("bench2")
@@ -156,13 +236,16 @@ def main(argv: list[str] | None = None) -> int:
         shared = cluster.new_database("bench3")
         rows.append(row("2 x PostgreSQL, alternating", [shared, shared], model_url, tmp / "compiled", tmp, args,
                         sticky=False))
+        blocking = blocked_rows(cluster.new_database("bench4"), model_url, tmp / "compiled", tmp)
     finally:
         model.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"skillc serve, ledger turns (1 write + finish), {args.clients} concurrent sessions x {args.turns} turns")
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))))
+    print(f"skillc serve, ledger turns (1 write + finish), {args.clients} concurrent sessions x {args.turns} turns, "
+          f"median of {args.repeat} runs")
+    _print(rows)
+    print()
+    print("while one session waits on a row lock (a stuck writer holds its lease row)")
+    _print(blocking)
     return 0
 
 

@@ -231,7 +231,10 @@ class Durability:
     async def try_recover(self) -> None:
         """At open: recover at once when the lease is free (else the first turn does it)."""
         s = self.s
-        lease = await self._io(self.store.acquire_lease, s.id, self.holder, s.now(), self.ttl)
+        try:
+            lease = await self._io(self.store.acquire_lease, s.id, self.holder, s.now(), self.ttl)
+        except StoreUnavailable:
+            return  # the session opens as loaded; its first turn recovers, under the lease
         if not lease.granted:
             return
         self._hold(lease, time.monotonic())

@@ -109,10 +109,11 @@ def test_a_second_turn_meanwhile_is_session_busy(compiled: Path, tmp_path: Path,
 
     async def go() -> list[Any]:
         runtime, model, gateway = await world.runtime()
-        gate = asyncio.Event()
+        gate, asked = asyncio.Event(), asyncio.Event()
         complete = model.complete
 
         async def slow(request: Any) -> Any:
+            asked.set()
             await gate.wait()
             return await complete(request)
 
@@ -122,7 +123,7 @@ def test_a_second_turn_meanwhile_is_session_busy(compiled: Path, tmp_path: Path,
             twin = await runtime.open_session(PLATFORM, session_id="s1")  # the same session, another object
             model.load_turn([POST, FINISH])
             first = asyncio.ensure_future(s.send(USER))
-            await asyncio.sleep(0)  # let the first turn take the lease and wait on the model
+            await asyncio.wait_for(asked.wait(), 60)  # the first turn holds the lease and waits on the model
             outcomes: list[Any] = []
             for attempt in (s.send(USER), twin.send(USER), s.answer({"decision": "CONFIRM"})):
                 try:

@@ -78,7 +78,7 @@ class ReplayEnv:
     def emit(self, type_: str, *, node: str | None = None, **fields: Any) -> None:
         """Replay writes no trace: its report is the record."""
 
-    def save(self) -> None:
+    async def save(self) -> None:
         """Nothing is stored."""
 
     def put_evidence(self, ev: Evidence) -> None:

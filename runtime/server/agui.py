@@ -90,6 +90,7 @@ def stream(run: RunLog, start: int) -> StreamingResponse:
     async def frames() -> AsyncIterator[str]:
         async for first, batch in run.follow(start, idle=KEEPALIVE):
             yield sse_frames(first, batch)
+        await run.acknowledged()  # every frame was handed to the client's connection
 
     return StreamingResponse(frames(), media_type="text/event-stream", headers=SSE_HEADERS)
 

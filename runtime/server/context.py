@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import inspect
 import logging
 import os
 import secrets
 import tempfile
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
@@ -31,9 +33,11 @@ from skillc.runtime.server.options import ServeOptions
 from skillc.runtime.server.runs import RunLog, RunRegistry
 from skillc.runtime.server.studio_feed import StudioFeed
 from skillc.runtime.server.traces import TraceFiles, check_id
+from skillc.runtime.store import offloop
 
 log = logging.getLogger("skillc.server")
 LIVE_SESSIONS = 5000
+READY_WAIT = 0.08  # seconds /readyz waits for the store's answer (it answers within 100 ms)
 _RUN: contextvars.ContextVar[RunMapper | None] = contextvars.ContextVar("skillc_run", default=None)
 
 
@@ -65,6 +69,8 @@ class ServerContext:
         self._locks: dict[str, asyncio.Lock] = {}
         self._gated: dict[str, str | None] = {}  # session -> toolCallId of the write awaiting approval
         self._open_lock = asyncio.Lock()
+        self._probe: asyncio.Future[dict[str, Any]] | None = None  # /readyz's store check in flight
+        self._probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillc-readyz")
         self.traces = TraceFiles(trace_root)
 
     # ------------------------------------------------------------ lifecycle
@@ -93,6 +99,9 @@ class ServerContext:
         trace.flushers.append(self.traces.flush)
         self.runtime = Runtime(self.feed, gateway, model, store, self.config.settings, trace=trace,
                                on_progress=self._on_progress)
+        # a reply counts as delivered once its client read the run's stream to RUN_FINISHED
+        # (runs.RunLog.acknowledge), not when the turn ends
+        self.runtime.acknowledges_delivery = True
         if hasattr(store, "claim_nonce"):  # replays refused by every worker sharing the store
             self.auth.nonces = StoredNonces(store, self.auth.skew)
         self.started = True
@@ -160,6 +169,10 @@ class ServerContext:
         target = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1")
         if request.scope.get("query_string"):
             target += "?" + request.scope["query_string"].decode("latin-1")
+        if self.runtime is not None and getattr(self.auth, "nonces", None) is not None:
+            # a signed request's nonce is claimed in the store: on the store's threads, never the loop
+            return await offloop.call(self.runtime.store, self.auth.identify, request.method, target,
+                                      request.headers, body)
         return self.auth.identify(request.method, target, request.headers, body)
 
     async def session(self, identity: Identity, session_id: str, *, create: bool = False) -> Any:
@@ -167,13 +180,13 @@ class ServerContext:
         check_id(session_id, "a session id")
         async with self._open_lock:
             session = self._sessions.get(session_id)
-            if session is not None and self._stale(session):
+            if session is not None and await self._stale(session):
                 session = None  # another worker changed it (a shared store): reopen it from the store
             if session is not None:
                 self._sessions.move_to_end(session_id)
             else:
                 # the owner from the session's row alone: its history is read once, by open_session
-                stored = self.runtime.store.session_head(session_id)
+                stored = await self._io(self.runtime.store.session_head, session_id)
                 if stored is None and not create:
                     raise ApiError("SESSION_NOT_FOUND", f"no session {session_id}")
                 if stored is not None and owner_of(stored.platform) != identity.owner:
@@ -186,14 +199,18 @@ class ServerContext:
             session = await self._current(identity, session)
         return session
 
-    def _stale(self, session: Any) -> bool:
+    async def _io(self, fn: Any, *args: Any) -> Any:
+        """A store call on the store's threads (runtime/store/offloop.py): the loop never waits."""
+        return await offloop.call(self.runtime.store, fn, *args)
+
+    async def _stale(self, session: Any) -> bool:
         """True when the store holds a newer version of this live session than this process has
         (several workers on one PostgreSQL store); never while this process runs a turn of it."""
-        return not self.lock_of(session.id).locked() and self._newer_in_store(session)
+        return not self.lock_of(session.id).locked() and await self._newer_in_store(session)
 
-    def _newer_in_store(self, session: Any) -> bool:
+    async def _newer_in_store(self, session: Any) -> bool:
         """The store holds a committed version of the session other than this process's copy."""
-        stored = self.runtime.store.version_of(session.id)
+        stored = await self._io(self.runtime.store.version_of, session.id)
         return stored != 0 and stored != session.session.version
 
     def adopt(self, session: Any) -> None:
@@ -206,26 +223,32 @@ class ServerContext:
             del self._sessions[idle]
             self._locks.pop(idle, None)
 
-    def sessions_of(self, identity: Identity) -> list[dict[str, Any]]:
-        """The caller's sessions, most recent first: id, updated, turn, pending kind."""
-        store = self.runtime.store
+    async def sessions_of(self, identity: Identity) -> list[dict[str, Any]]:
+        """The caller's sessions, most recent first: id, updated, turn, pending kind (the rows
+        read on the store's threads; a live session answers for itself)."""
         out = []
-        for sid, updated in store.sessions():
-            state = store.session_head(sid)  # the row only: a list must not read every history
-            if state is None or owner_of(state.platform) != identity.owner:
-                continue
-            pending = None
+        for sid, updated, state, task in await self._io(self._stored_sessions, identity.owner):
             live = self._sessions.get(sid)
             if live is not None:
                 p = live.pending()
                 pending = p["kind"] if p else None
-            elif state.active_task:
-                task = store.get_task(sid, state.active_task)
-                if task is not None and task.state not in ("DONE", "FAILED", "CANCELLED"):
-                    pending = next((n.suspended for n in task.nodes.values() if n.state == "SUSPENDED"), None)
+            elif task is not None and task.state not in ("DONE", "FAILED", "CANCELLED"):
+                pending = next((n.suspended for n in task.nodes.values() if n.state == "SUSPENDED"), None)
+            else:
+                pending = None
             out.append({"id": sid, "updated": updated, "turn": state.turn, "pending": pending})
         out.sort(key=lambda s: s["updated"] or 0, reverse=True)
         return out
+
+    def _stored_sessions(self, owner: str) -> list[tuple[str, Any, Any, Any]]:
+        store, rows = self.runtime.store, []
+        for sid, updated in store.sessions():
+            state = store.session_head(sid)  # the row only: a list must not read every history
+            if state is None or owner_of(state.platform) != owner:
+                continue
+            task = store.get_task(sid, state.active_task) if state.active_task and sid not in self._sessions else None
+            rows.append((sid, updated, state, task))
+        return rows
 
     def interrupt_of(self, session: Any) -> dict[str, Any] | None:
         """The session's pending question as the AG-UI interrupt JSON (docs/API.md §2)."""
@@ -286,7 +309,7 @@ class ServerContext:
     async def _current(self, identity: Identity, session: Any) -> Any:
         """The session as stored now: another worker on the same store may have run a turn since
         this process last did, and the checks before a run (pending question, digest) read it."""
-        if not self._newer_in_store(session):
+        if not await self._newer_in_store(session):
             return session
         fresh = await self.runtime.open_session(dict(identity.platform), session_id=session.id)
         self.adopt(fresh)
@@ -321,6 +344,8 @@ class ServerContext:
                 pending = session.pending()
                 reply = SimpleNamespace(text=pending["question"] if pending else "", task=session.task.id)
             mapper.finish(reply)
+            if action != "repeat":
+                run.acknowledge = functools.partial(session.acknowledge, session.session.turn)
             self._gated[session.id] = mapper.gated_call()
         except CallerError as exc:  # the store's lease held elsewhere (another process), or a failed commit
             mapper.error(str(exc), exc.name)
@@ -349,18 +374,21 @@ class ServerContext:
 
     # ------------------------------------------------------------ health
 
-    def readiness(self) -> dict[str, Any]:
-        """What /readyz reports: store, MCP servers, studio, auth mode, shutdown."""
+    async def readiness(self) -> dict[str, Any]:
+        """What /readyz reports: store, MCP servers, studio, auth mode, shutdown. The store is
+        asked on a thread of its own and given READY_WAIT seconds: a database that hangs makes
+        the answer "store down" at once, never a readyz that hangs with it."""
         out: dict[str, Any] = {"auth": "dev-insecure" if self.auth.dev else "hmac",
                                "shutting_down": self.shutting_down, "studio": self.feed.status()}
         if self.runtime is None:
             out.update(ready=False, store={"ok": False, "error": "not started"}, mcp={})
             return out
+        if self._probe is None or self._probe.done():  # one probe at a time; a slow one is waited for again
+            self._probe = asyncio.get_running_loop().run_in_executor(self._probe_thread, self._probe_store)
         try:
-            self.runtime.store.get_session("-readyz-")
-            out["store"] = {"ok": True}
-        except Exception as exc:  # any store failure means not ready
-            out["store"] = {"ok": False, "error": redact_urls(f"{type(exc).__name__}: {exc}")}
+            out["store"] = await asyncio.wait_for(asyncio.shield(self._probe), READY_WAIT)
+        except asyncio.TimeoutError:
+            out["store"] = {"ok": False, "error": f"the store did not answer within {READY_WAIT * 1000:.0f} ms"}
         gateway = self.runtime.gateway
         down = dict(getattr(gateway, "unreachable_servers", {}) or {})
         conns = getattr(gateway, "_conns", {}) or {}
@@ -369,3 +397,10 @@ class ServerContext:
         out["ready"] = (out["store"]["ok"] and all(m["ok"] for m in out["mcp"].values())
                         and self.feed.loaded and not self.shutting_down)
         return out
+
+    def _probe_store(self) -> dict[str, Any]:
+        try:
+            self.runtime.store.version_of("-readyz-")  # one indexed read
+            return {"ok": True}
+        except Exception as exc:  # any store failure means not ready
+            return {"ok": False, "error": redact_urls(f"{type(exc).__name__}: {exc}")}

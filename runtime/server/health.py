@@ -15,7 +15,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
-        report = ctx.readiness()
+        report = await ctx.readiness()
         return JSONResponse(report, status_code=200 if report["ready"] else 503)
 
     return [Route("/healthz", healthz, methods=["GET"]), Route("/readyz", readyz, methods=["GET"])]

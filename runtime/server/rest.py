@@ -13,6 +13,7 @@ from skillc.runtime import border
 from skillc.runtime.idtext import ascii_int
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
+from skillc.runtime.store import offloop
 from skillc.runtime.server.traces import check_id
 from skillc.runtime.trace import mask_args
 
@@ -64,14 +65,14 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
             ctx.adopt(session)
         else:
             check_id(sid, "id")  # before the store or a file sees it
-            if ctx.runtime.store.version_of(sid) != 0:
+            if await offloop.call(ctx.runtime.store, ctx.runtime.store.version_of, sid) != 0:
                 raise ApiError("SESSION_EXISTS", f"session {sid} already exists")
             session = await ctx.session(identity, sid, create=True)
         return JSONResponse({"id": session.id, "state": _jsonable(session.state())}, status_code=201)
 
     async def list_sessions(request: Request) -> Response:
         identity = await ctx.identify(request)
-        return JSONResponse({"sessions": ctx.sessions_of(identity)})
+        return JSONResponse({"sessions": await ctx.sessions_of(identity)})
 
     async def _session(request: Request) -> Any:
         identity = await ctx.identify(request)

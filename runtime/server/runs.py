@@ -10,10 +10,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+log = logging.getLogger("skillc.server")
 
 
 @dataclass
@@ -26,6 +29,9 @@ class RunLog:
     events: list[str] = field(default_factory=list)
     done: bool = False
     task: asyncio.Task[None] | None = None
+    # the turn's acknowledgement (Session.acknowledge of its reply), called once a client has
+    # read the stream to RUN_FINISHED; None when there is nothing to acknowledge (or it was)
+    acknowledge: Callable[[], Awaitable[None]] | None = None
     _wake: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     def append(self, data: str) -> None:
@@ -59,6 +65,18 @@ class RunLog:
                 await asyncio.wait_for(self._wake.wait(), idle)
             except asyncio.TimeoutError:
                 yield i, []
+
+
+    async def acknowledged(self) -> None:
+        """A follower read the whole stream: a run that ended with RUN_FINISHED has delivered its
+        reply (a failure to record that only means the reply is given once more)."""
+        ack, self.acknowledge = self.acknowledge, None
+        if ack is None or not self.events or json.loads(self.events[-1]).get("type") != "RUN_FINISHED":
+            return
+        try:
+            await ack()
+        except Exception:  # the store away a moment: the next turn gives the reply first
+            log.warning("run %s: its reply could not be marked delivered", self.run_id, exc_info=True)
 
 
 class RunRegistry:

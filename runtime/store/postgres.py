@@ -230,8 +230,8 @@ class PostgresStore(RowReads, BufferedWrites):
             with self._tx("take the lease of session " + session) as (conn, _):
                 return self._acquire(conn, session, holder, now, ttl)
         except StoreUnavailable as exc:
-            if isinstance(exc.__cause__, pg_errors.LockNotAvailable):
-                return Lease(session, "", now, False)
+            if isinstance(exc.__cause__, (pg_errors.LockNotAvailable, pg_errors.QueryCanceled)):
+                return Lease(session, "", now, False)  # not decided in time: someone holds the row
             raise
 
     @staticmethod

@@ -54,11 +54,11 @@ async def run(job: dict[str, Any]) -> None:
     kill_at = job.get("kill_at", "none")
     commit = durable.Durability.commit
 
-    def killing_commit(self: Any, reply: Any = None, handed: Any = None) -> None:
+    async def killing_commit(self: Any, reply: Any = None, handed: Any = None) -> None:
         kind = _kind(self.s, reply)
         if f"{kind}-before" == kill_at:
             _die()
-        commit(self, reply, handed)
+        await commit(self, reply, handed)
         if f"{kind}-after" == kill_at:
             _die()
 

@@ -46,15 +46,17 @@ def wait_for(condition: Any, what: str, deadline: float = DEADLINE) -> None:
 
 
 def write_config(folder: Path, *, model_url: str, store: str, records: Path, hang: bool = False,
-                 confirm_bypass: bool = True, delay: float = 0.0, lease_ttl: float | None = None) -> Path:
+                 confirm_bypass: bool = True, delay: float = 0.0, lease_ttl: float | None = None,
+                 lock_timeout: float | None = None) -> Path:
     """A skillc.toml for one worker: the ledger server (hanging `ledger_post` when `hang`; booking
     and answering `delay` seconds after a call arrived), the fake model, `store` (a postgresql://
-    URL or a SQLite path), the lease's ttl when given."""
+    URL or a SQLite path), the lease's ttl and the store's lock timeout when given."""
     folder.mkdir(parents=True, exist_ok=True)
     env = {"LEDGER_DB": str(records), **({"LEDGER_HANG": "1"} if hang else {}),
            **({"LEDGER_DELAY": str(delay)} if delay else {})}
     key = "url" if store.startswith("postgresql://") else "path"
     ttl = f"lease_ttl = {lease_ttl}\n" if lease_ttl is not None else ""
+    ttl += f"lock_timeout = {lock_timeout}\n" if lock_timeout is not None else ""
     bypass = '"state.write-confirm-bypass-tools" = ["ledger_post"]\n' if confirm_bypass else ""
     text = f"""
 [store]

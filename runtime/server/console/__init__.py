@@ -25,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
 from skillc.runtime.server.console import studio_view
+from skillc.runtime.store import offloop
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -96,7 +97,8 @@ def routes(ctx: Any) -> list[BaseRoute]:
         identity = await ctx.identify(request)
         sid = request.path_params["sid"]
         await ctx.session(identity, sid)  # 403 for another caller's session, 404 for none
-        return JSONResponse({"evidence": [studio_view.evidence_view(ev) for ev in ctx.runtime.store.evidence_of(sid)]})
+        records = await offloop.call(ctx.runtime.store, ctx.runtime.store.evidence_of, sid)
+        return JSONResponse({"evidence": [studio_view.evidence_view(ev) for ev in records]})
 
     async def to_console(request: Request) -> RedirectResponse:
         return RedirectResponse("/console/", status_code=307)
