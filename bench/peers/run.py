@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -73,15 +75,20 @@ def jobs(frameworks: list[str], calls: int, turns: int, warmup: int) -> list[Job
 def run_one(job: Job, timeout: float) -> float | None:
     """The job's value (its median seconds per tool call), from its result line; None (the reason
     on stderr) when it failed, so one broken round does not lose the others' measurements."""
+    # A group of its own: on a timeout the driver's children (an MCP server, a served app) go too.
+    proc = subprocess.Popen(job.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=HERE.parent.parent, start_new_session=True)
     try:
-        done = subprocess.run(job.argv, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent.parent)
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
         print(f"{job.framework} {job.mode}: no result within {timeout:g} s", file=sys.stderr)
         return None
-    if done.returncode != 0:
-        print(f"{job.framework} {job.mode} failed ({done.returncode}):\n{done.stderr[-3000:]}", file=sys.stderr)
+    if proc.returncode != 0:
+        print(f"{job.framework} {job.mode} failed ({proc.returncode}):\n{stderr[-3000:]}", file=sys.stderr)
         return None
-    return float(scenario.parse_report(done.stdout)["median"])
+    return float(scenario.parse_report(stdout)["median"])
 
 
 def main(argv: list[str] | None = None) -> int:
