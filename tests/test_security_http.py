@@ -265,3 +265,18 @@ def test_dev_mode_digest_key_is_random_per_process(tmp_path: Path, compiled: Pat
         return found
     first, second = run(keys())
     assert first != second and len(first) >= 32 and b"skillc-dev-insecure" not in (first, second)
+
+
+def test_a_5000_digit_path_segment_in_a_contract_is_no_internal_error(tmp_path: Path) -> None:
+    from skillc.compiler.frontend import check_studio
+    from skillc.compiler.sources import studio_from_mapping
+
+    for segment in ("9" * 5000, "²"):
+        contract = json.dumps({"tools": {"t": {"success": {"path": f"data.{segment}", "op": "EQ", "value": 0},
+                                              "extracts": [{"key": "k", "path": f"items.{segment}.id"}]}}})
+        studio = studio_from_mapping({"agents": [], "skills": [{"skill_key": "k.s", "skill_name": "S", "semantic_desc": "d",
+                                                                "skill_manual": "m", "status": "ACTIVE", "tools": ["t"],
+                                                                "contract": contract}]}, origin="digits")
+        result = check_studio(studio)
+        codes = [d.code for d in result.diagnostics]
+        assert "SC900" not in codes, [(d.code, d.message) for d in result.diagnostics]
