@@ -27,48 +27,34 @@ def not_(v: Any) -> bool:
     return not truth(v, "!")
 
 
-def and_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
-    """`left && right`: false if either side is false, even when the other cannot be decided."""
-    try:
-        a = left()
-    except Undecidable as exc:
-        a = exc
-    if a is False:
-        return False
-    try:
-        b = right()
-    except Undecidable as exc:
-        b = exc
-    if b is False:
-        return False
-    if a is True and b is True:
-        return True
-    for v in (a, b):
+def _junction(left: Callable[[], Any], right: Callable[[], Any], stop: bool, op: str) -> bool:
+    """`&&` (stop False) and `||` (stop True): `stop` if either side is `stop`, even when the other
+    cannot be decided; the other bool if both are; else the first side's error."""
+    sides = []
+    for side in (left, right):
+        try:
+            v = side()
+        except Undecidable as exc:
+            v = exc
+        if v is stop:
+            return stop
+        sides.append(v)
+    if all(v is (not stop) for v in sides):
+        return not stop
+    for v in sides:
         if isinstance(v, Undecidable):
             raise v
-    raise _no_op("&&", a, b)
+    raise _no_op(op, *sides)
+
+
+def and_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
+    """`left && right`: false if either side is false, even when the other cannot be decided."""
+    return _junction(left, right, False, "&&")
 
 
 def or_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
     """`left || right`: true if either side is true, even when the other cannot be decided."""
-    try:
-        a = left()
-    except Undecidable as exc:
-        a = exc
-    if a is True:
-        return True
-    try:
-        b = right()
-    except Undecidable as exc:
-        b = exc
-    if b is True:
-        return True
-    if a is False and b is False:
-        return False
-    for v in (a, b):
-        if isinstance(v, Undecidable):
-            raise v
-    raise _no_op("||", a, b)
+    return _junction(left, right, True, "||")
 
 
 def result(v: Any) -> bool:
@@ -148,38 +134,32 @@ def _items(coll: Any, macro: str) -> list:
     raise Undecidable(macro, f"a {type_name(coll)} is not a list or map")
 
 
-def all_(coll: Any, pred: Callable[[Any], Any]) -> bool:
-    """`coll.all(x, p)`: false if any item is false (even when another cannot be decided)."""
+def _quantified(coll: Any, pred: Callable[[Any], Any], stop: bool, macro: str) -> bool:
+    """`all` (stop False) and `exists` (stop True): `stop` as soon as an item's condition is
+    `stop`, even when another item's cannot be decided; else the first such error, or `not stop`."""
     err: Undecidable | None = None
-    for item in _items(coll, "all"):
+    for item in _items(coll, macro):
         try:
             v = pred(item)
         except Undecidable as exc:
             v = exc
-        if v is False:
-            return False
-        if v is not True:
-            err = err or (v if isinstance(v, Undecidable) else _no_op("all", v))
+        if v is stop:
+            return stop
+        if v is not (not stop):
+            err = err or (v if isinstance(v, Undecidable) else _no_op(macro, v))
     if err is not None:
         raise err
-    return True
+    return not stop
+
+
+def all_(coll: Any, pred: Callable[[Any], Any]) -> bool:
+    """`coll.all(x, p)`: false if any item is false (even when another cannot be decided)."""
+    return _quantified(coll, pred, False, "all")
 
 
 def exists(coll: Any, pred: Callable[[Any], Any]) -> bool:
     """`coll.exists(x, p)`: true if any item is true (even when another cannot be decided)."""
-    err: Undecidable | None = None
-    for item in _items(coll, "exists"):
-        try:
-            v = pred(item)
-        except Undecidable as exc:
-            v = exc
-        if v is True:
-            return True
-        if v is not False:
-            err = err or (v if isinstance(v, Undecidable) else _no_op("exists", v))
-    if err is not None:
-        raise err
-    return False
+    return _quantified(coll, pred, True, "exists")
 
 
 def exists_one(coll: Any, pred: Callable[[Any], Any]) -> bool:

@@ -31,29 +31,13 @@ class Undecidable(SkillcError):
 # ---------------------------------------------------------------- kinds of value
 
 
+_TYPE_NAMES: dict[type, str] = {type(None): "null", bool: "bool", int: "int", float: "double", Decimal: "decimal",
+                                str: "string", list: "list", dict: "map", datetime: "timestamp", timedelta: "duration"}
+
+
 def type_name(v: Any) -> str:
     """The CEL type name of a value, for messages."""
-    if v is None:
-        return "null"
-    if v is True or v is False:
-        return "bool"
-    if isinstance(v, int):
-        return "int"
-    if isinstance(v, float):
-        return "double"
-    if isinstance(v, Decimal):
-        return "decimal"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "list"
-    if isinstance(v, dict):
-        return "map"
-    if isinstance(v, datetime):
-        return "timestamp"
-    if isinstance(v, timedelta):
-        return "duration"
-    return type(v).__name__
+    return _TYPE_NAMES.get(type(v), type(v).__name__)
 
 
 def _is_int(v: Any) -> bool:

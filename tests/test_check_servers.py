@@ -9,14 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers.things_studio import SLOW_START, annotated, things_studio
 from skillc.main import run as skillc
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
-ANNOTATED = Path(__file__).parent / "helpers" / "mcp_servers" / "annotated_server.py"
 
-# A generous connect timeout: on a loaded machine starting a Python MCP server can take seconds.
-SLOW_START = "\n[mcp]\nconnect_timeout = 90\n"
 
 EXAMPLE_SERVERS = SLOW_START + f"""
 [mcp.servers.cms]
@@ -73,24 +71,7 @@ def test_a_tool_no_server_serves_is_a_warning_at_its_tools_entry(tmp_path: Path,
     assert run_json(config, capsys, "--strict")[0] == 1
 
 
-def _things_studio(tmp_path: Path, contract: dict, servers: str) -> Path:
-    """A one-skill studio over the annotated server's tools and a config with `servers`."""
-    root = tmp_path / "studio"
-    (root / "agents").mkdir(parents=True)
-    (root / "agents" / "things.yaml").write_text("agent_name: Things\nstatus: ACTIVE\nskills: [thing.keep]\n")
-    skill = root / "skills" / "thing.keep"
-    skill.mkdir(parents=True)
-    (skill / "skill.yaml").write_text("skill_name: Keep things\nsemantic_desc: Things.\nstatus: ACTIVE\n"
-                                      f"tools: [{', '.join(contract['tools'])}]\n")
-    (skill / "manual.md").write_text("Keep things.\n")
-    (skill / "contract.jsonc").write_text(json.dumps(contract, indent=2))
-    config = tmp_path / "skillc.toml"
-    config.write_text(f'[studio]\nsource = "studio"\n{SLOW_START}{servers}', encoding="utf-8")
-    return config
-
-
-def _annotated(name: str) -> str:
-    return f'[mcp.servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ANNOTATED))}]\n'
+_things_studio, _annotated = things_studio, annotated
 
 
 def test_annotations_that_disagree_with_the_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,14 +4,12 @@ not have is warned at that argument, inside the rule text."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.things_studio import annotated, things_studio
 from skillc.main import run as skillc
-
-ANNOTATED = Path(__file__).parent / "helpers" / "mcp_servers" / "annotated_server.py"
 
 
 def test_a_rule_reading_an_argument_no_schema_has(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -20,18 +18,8 @@ def test_a_rule_reading_an_argument_no_schema_has(tmp_path: Path, capsys: pytest
                       "success": {"path": "code", "op": "EQ", "value": 200},
                       "rules": [{"name": "small", "expr": "args.id > 0 && args.qty < 10", "message": "too many"}]},
         "thing_get": {"args": {"id": {"sources": ["USER"]}}, "success": {"path": "code", "op": "EQ", "value": 200}}}}
-    root = tmp_path / "studio"
-    (root / "agents").mkdir(parents=True)
-    (root / "agents" / "things.yaml").write_text("agent_name: Things\nstatus: ACTIVE\nskills: [thing.keep]\n")
-    skill = root / "skills" / "thing.keep"
-    skill.mkdir(parents=True)
-    (skill / "skill.yaml").write_text("skill_name: Keep things\nsemantic_desc: Things.\nstatus: ACTIVE\n"
-                                      "tools: [thing_put, thing_get]\n")
-    (skill / "manual.md").write_text("Keep things.\n")
-    (skill / "contract.jsonc").write_text(json.dumps(contract, indent=2))
-    config = tmp_path / "skillc.toml"
-    config.write_text('[studio]\nsource = "studio"\n\n[mcp]\nconnect_timeout = 90\n\n[mcp.servers.things]\n'
-                      f'command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ANNOTATED))}]\n', encoding="utf-8")
+    config = things_studio(tmp_path, contract, annotated("things"))
+    skill = tmp_path / "studio" / "skills" / "thing.keep"
     status = skillc(["check", "--servers", "--config", str(config), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     found = [d for d in doc["diagnostics"] if d["code"] == "SC711"]
