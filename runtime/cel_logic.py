@@ -202,25 +202,23 @@ def _bad_list(fn: str, v: Any) -> list:
     raise Undecidable(fn, f"expected a list, found {type_name(v)}")
 
 
-def min_(coll: Any) -> Any:
-    """`min(list)`: the smallest item (undecidable for an empty list)."""
-    items = coll if isinstance(coll, list) else _bad_list("min", coll)
+def _extreme(coll: Any, better: Callable[[Any, Any], bool], fn: str) -> Any:
+    """The item no other is `better` than, the first of equals (undecidable for an empty list)."""
+    items = coll if isinstance(coll, list) else _bad_list(fn, coll)
     if not items:
-        raise Undecidable("min", "empty list")
+        raise Undecidable(fn, "empty list")
     best = items[0]
     for v in items[1:]:
-        if lt(v, best):
+        if better(v, best):
             best = v
     return best
+
+
+def min_(coll: Any) -> Any:
+    """`min(list)`: the smallest item (undecidable for an empty list)."""
+    return _extreme(coll, lt, "min")
 
 
 def max_(coll: Any) -> Any:
     """`max(list)`: the largest item (undecidable for an empty list)."""
-    items = coll if isinstance(coll, list) else _bad_list("max", coll)
-    if not items:
-        raise Undecidable("max", "empty list")
-    best = items[0]
-    for v in items[1:]:
-        if gt(v, best):
-            best = v
-    return best
+    return _extreme(coll, gt, "max")
