@@ -6,18 +6,17 @@ already "***"), so nothing reaches a front end that the audit log would not show
 """
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import time
 from typing import Any
 
-from ag_ui.core import (PROTOCOL_VERSION, BaseEvent, CustomEvent, RunErrorEvent, RunFinishedEvent, RunFinishedInterruptOutcome,
-                        RunFinishedSuccessOutcome, RunStartedEvent, StateSnapshotEvent, StepFinishedEvent,
-                        StepStartedEvent, TextMessageContentEvent, TextMessageEndEvent, TextMessageStartEvent,
-                        ToolCallArgsEvent, ToolCallEndEvent, ToolCallResultEvent, ToolCallStartEvent)
+from ag_ui.core import (PROTOCOL_VERSION, BaseEvent, EventType, RunFinishedEvent, RunFinishedInterruptOutcome,
+                        RunFinishedSuccessOutcome)
 
+from skillc.runtime import jsontext
 from skillc.runtime.model.base import ModelError
+from skillc.runtime.server.agui_wire import encode
 from skillc.runtime.server.errors import RUN_ERRORS, ApiError
 from skillc.runtime.server.interrupts import interrupt_of
 from skillc.runtime.server.runs import RunLog
@@ -34,7 +33,7 @@ def _ms() -> int:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return jsontext.dumps(value)
 
 
 class RunMapper:
@@ -52,27 +51,35 @@ class RunMapper:
     # ------------------------------------------------------------ output
 
     def put(self, event: BaseEvent) -> None:
-        """Stamp and append one event."""
+        """Stamp and append one event given as a model (the run's last, whose shape varies)."""
         if event.timestamp is None:
             event.timestamp = _ms()
         self.run.append(event.model_dump_json(by_alias=True))
 
+    def emit(self, kind: EventType, fields: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
+        """Append one fixed-shape event, encoded once without a model (runtime/server/agui_wire.py)."""
+        self.run.append(encode(kind, fields, metadata))
+
     def custom(self, name: str, value: dict[str, Any]) -> None:
         """A skillc CUSTOM event (names are namespaced `skillc.*`)."""
-        self.put(CustomEvent(name=name, value=value))
+        self.emit(EventType.CUSTOM, {"name": name, "value": value})
 
     def snapshot(self) -> None:
         """STATE_SNAPSHOT: the session state, as GET /api/sessions/{id}/state returns it."""
-        self.put(StateSnapshotEvent(snapshot=json.loads(_json(self.session.state()))))
+        # through JSON text and back: what the state endpoint sends (unknown objects as their str())
+        self.emit(EventType.STATE_SNAPSHOT, {"snapshot": jsontext.loads(jsontext.dumps(self.session.state()))})
 
     def start(self) -> None:
         """RUN_STARTED, declaring the AG-UI version spoken (a producer must)."""
-        self.put(RunStartedEvent(thread_id=self.run.thread_id, run_id=self.run.run_id,
-                                 protocol_version=PROTOCOL_VERSION))
+        self.emit(EventType.RUN_STARTED, {"threadId": self.run.thread_id, "runId": self.run.run_id,
+                                          "protocolVersion": PROTOCOL_VERSION})
+
+    def _step_finished(self, node: str) -> None:
+        self.emit(EventType.STEP_FINISHED, {"stepName": node})
 
     def _close_steps(self) -> None:
         while self.open_steps:
-            self.put(StepFinishedEvent(step_name=self.open_steps.pop()))
+            self._step_finished(self.open_steps.pop())
 
     def finish(self, reply: Any) -> None:
         """The reply as a text message, a final snapshot, RUN_FINISHED with success or interrupt;
@@ -86,9 +93,9 @@ class RunMapper:
         self._close_steps()
         if reply is not None and reply.text:
             mid = f"{self.run.run_id}.reply"
-            self.put(TextMessageStartEvent(message_id=mid, role="assistant"))
-            self.put(TextMessageContentEvent(message_id=mid, delta=reply.text))
-            self.put(TextMessageEndEvent(message_id=mid))
+            self.emit(EventType.TEXT_MESSAGE_START, {"messageId": mid, "role": "assistant"})
+            self.emit(EventType.TEXT_MESSAGE_CONTENT, {"messageId": mid, "delta": reply.text})
+            self.emit(EventType.TEXT_MESSAGE_END, {"messageId": mid})
         self.snapshot()
         interrupt = interrupt_of(self.session, self.digest_key, self.gated_call())
         outcome: Any = RunFinishedSuccessOutcome() if interrupt is None else RunFinishedInterruptOutcome(
@@ -101,7 +108,7 @@ class RunMapper:
     def error(self, message: str, code: str, metadata: dict[str, Any] | None = None) -> None:
         """RUN_ERROR after closing what is open (the run is over)."""
         self._close_steps()
-        self.put(RunErrorEvent(message=message, code=code, metadata=metadata))
+        self.emit(EventType.RUN_ERROR, {"message": message, "code": code}, metadata)
 
     def refused(self, exc: ApiError) -> None:
         """A resume that does not fit the pending interrupt: the run's RUN_ERROR, nothing ran; a
@@ -141,11 +148,11 @@ class RunMapper:
                     meta = {"resumed": ev.get("kind")}
                 else:
                     meta = {k: ev[k] for k in ("skill", "kind", "target") if k in ev}
-                self.put(StepStartedEvent(step_name=node, metadata=meta or None))
+                self.emit(EventType.STEP_STARTED, {"stepName": node}, meta or None)
                 self.open_steps.append(node)
         elif kind == "node.skipped":
-            self.put(StepStartedEvent(step_name=node, metadata={"skill": ev.get("skill"), "skipped": True}))
-            self.put(StepFinishedEvent(step_name=node))
+            self.emit(EventType.STEP_STARTED, {"stepName": node}, {"skill": ev.get("skill"), "skipped": True})
+            self._step_finished(node)
         elif kind == "tool.call":
             self._tool_call(ev)
         elif kind == "write.settled":
@@ -161,7 +168,7 @@ class RunMapper:
                                                  "reason": ev.get("reason")})
         if kind in ("node.finished", "node.suspended") and node in self.open_steps:
             self.open_steps.remove(node)
-            self.put(StepFinishedEvent(step_name=node))
+            self._step_finished(node)
         if kind in _SNAPSHOT_AFTER:
             self.snapshot()
 
@@ -169,11 +176,13 @@ class RunMapper:
         self.calls += 1
         cid = f"{self.run.run_id}.c{self.calls}"
         tool = str(ev.get("tool"))
-        self.put(ToolCallStartEvent(tool_call_id=cid, tool_call_name=tool))
-        self.put(ToolCallArgsEvent(tool_call_id=cid, delta=_json(ev.get("args") if ev.get("args") is not None else {})))
-        self.put(ToolCallEndEvent(tool_call_id=cid))
+        self.emit(EventType.TOOL_CALL_START, {"toolCallId": cid, "toolCallName": tool})
+        self.emit(EventType.TOOL_CALL_ARGS, {"toolCallId": cid,
+                                             "delta": _json(ev.get("args") if ev.get("args") is not None else {})})
+        self.emit(EventType.TOOL_CALL_END, {"toolCallId": cid})
         result = {k: ev.get(k) for k in _RESULT_FIELDS}
-        self.put(ToolCallResultEvent(message_id=f"{cid}.result", tool_call_id=cid, role="tool", content=_json(result)))
+        self.emit(EventType.TOOL_CALL_RESULT, {"messageId": f"{cid}.result", "toolCallId": cid, "content": _json(result),
+                                               "role": "tool"})
         if ev.get("error"):
             self.custom("skillc.verdict", {"node": ev.get("node"), "tool": tool, "error": ev.get("error"),
                                            "code": ev.get("code"), "message": ev.get("message")})

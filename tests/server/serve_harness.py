@@ -92,10 +92,11 @@ class ServerThread:
 
 @dataclass
 class Stream:
-    """One AG-UI response: status, the events (parsed), the frame ids, an error body."""
+    """One AG-UI response: status, the events (parsed, and as the bytes sent), the frame ids, an error body."""
 
     status: int
     events: list[dict[str, Any]] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)
     ids: list[int] = field(default_factory=list)
     error: dict[str, Any] | None = None
 
@@ -130,6 +131,7 @@ def read_sse(lines: Any, stream: Stream, until: Any = None) -> None:
         elif line.startswith("data: "):
             event = json.loads(line[6:])
             stream.events.append(event)
+            stream.raw.append(line[6:])
             stream.ids.append(ident if ident is not None else -1)
             if until is not None and until(event):
                 return
