@@ -9,6 +9,7 @@ from skillc.compiler import ir
 from skillc.compiler.codegen import _ROOT_OF_PREFIX, Code, _has_each, _unique_code, comment, expr_code, literal, parts_of
 from skillc.compiler.codegen_names import Names, _call, _issue, _kwargs, _note, ident
 from skillc.compiler.evidence_fields import resolved_fields
+from skillc.runtime.paths import split_each
 
 
 @dataclass
@@ -17,6 +18,7 @@ class _ArgView:
     note: Code
     parts: Code
     has_each: bool
+    each_split: Code  # "before, after" of a `[]` path's first `[]`, split once here, not per call
     required: bool
     const: Code | None = None
     bind_kind: str = ""  # "const" | "value" | "template" | ""
@@ -78,6 +80,7 @@ def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: 
         note=_arg_note(param, arg, sources),
         parts=literal(parts),
         has_each=_has_each(parts),
+        each_split=_each_split(parts),
         required=arg.required,
         read=_read_code(parts),
     )
@@ -100,11 +103,17 @@ def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: 
     return view
 
 
+def _each_split(parts: tuple) -> Code:
+    """The arguments `rt.each_values` takes for a `[]` path (empty for a plain one)."""
+    split = split_each(parts)
+    return Code("") if split is None else Code(f"{literal(split[0])}, {literal(split[1])}")
+
+
 def _read_code(parts: tuple) -> Code:
     """Code reading the argument's value from `args`: a plain top-level key is a dict lookup
     (what get_path would do on one member, without the call)."""
     if len(parts) == 1 and parts[0][0] == "k":
-        return Code(f"args.get({literal(parts[0][1])}, rt.MISSING)")
+        return Code(f"args.get({literal(parts[0][1])}, MISSING)")  # the check's local MISSING
     return Code(f"rt.get_path(args, {literal(parts)})")
 
 

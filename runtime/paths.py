@@ -139,11 +139,26 @@ def arg_values(args: dict, parts: tuple) -> list[Any] | None:
     if split is None:
         v = get_path(args, parts)
         return [v] if has_value(v) else None
-    before, after = split
-    items = get_path(args, before)
+    return each_values(args, split[0], split[1])
+
+
+def each_values(args: dict, before: tuple, after: tuple) -> list[Any] | None:
+    """`arg_values` of a `[]` path split at its first `[]` ahead of time (a generated check splits
+    it once, at compile time). The common shape, one key before and one after (`lines[].sku`) on
+    dict items, is read with plain dict lookups: what get_path does there, without the calls."""
+    if len(before) == 1 and before[0][0] == "k" and type(args) is dict:
+        items = args.get(before[0][1], MISSING)
+    else:
+        items = get_path(args, before)
     if not isinstance(items, list) or not items:
         return None
     out = []
+    if len(after) == 1 and after[0][0] == "k":
+        key = after[0][1]
+        for item in items:
+            v = item.get(key, MISSING) if type(item) is dict else get_path(item, after)
+            out.append(v if v is not MISSING and v is not None and v != "" else MISSING)
+        return out
     for item in items:
         v = get_path(item, after) if after else item
         out.append(v if has_value(v) else MISSING)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from skillc.runtime.paths import (
     Part,
     arg_values,
+    each_values,
     at_path,
     fill_template,
     get_path,
@@ -75,7 +76,7 @@ __all__ = [
     "MISSING", "Part", "ArgMeta", "BindContext", "EntitySpec", "Extraction", "InputMeta", "Judgement",
     "OutputMeta", "ParamIssue", "ParamResult", "RuleMeta", "SkillMeta", "SkillModule", "ToolMeta",
     "arg_values", "at_path", "bind_no_inputs", "bind_nothing", "canonical", "check_nothing",
-    "count_items", "deep_copy", "default_empty", "enum_key", "extract_default", "fill_template", "items_source",
+    "count_items", "deep_copy", "default_empty", "each_values", "enum_key", "extract_default", "fill_template", "items_source",
     "get_path", "has_value", "is_empty_response", "json_value", "judge_nothing", "make_entities",
     "normalize_text", "op_eq", "op_exists", "op_in", "op_matches", "op_ne", "op_not_in", "op_truthy", "parse_path",
     "path_text", "set_all", "set_path", "split_each", "unique_evidence", "unique_path",

@@ -60,9 +60,10 @@ def _cms_article_get__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "articleId" sources EVIDENCE, PRIOR_TASK, USER
-    v = args.get("articleId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("articleId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_get__articleId__MISSING)  # CALL_TOOL "cms_article_search" (§5.5)
     else:
         if ctx.evidence_has(v):
@@ -76,6 +77,8 @@ def _cms_article_get__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         provenance["articleId"] = src
         if src == "MODEL":
             issues.append(_cms_article_get__articleId__PROVENANCE)  # ASK_USER (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -145,9 +148,10 @@ def _cms_article_list__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "status" sources MODEL enum
-    v = args.get("status", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("status", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_list__status__MISSING)  # ASK_USER (§5.5)
     else:
         src = "MODEL"
@@ -155,12 +159,14 @@ def _cms_article_list__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         if rt.enum_key(v) not in _cms_article_list__status__ALLOWED:
             issues.append(_cms_article_list__status__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
     # "spaceId" from "session.spaceId" sources MODEL optional
-    v = args.get("spaceId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("spaceId", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         src = bound.get("spaceId", "MODEL")
         provenance["spaceId"] = src
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -236,9 +242,10 @@ def _cms_article_search__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "keyword" sources USER
-    v = args.get("keyword", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("keyword", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_search__keyword__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.user_mentions("keyword", v):
@@ -249,12 +256,14 @@ def _cms_article_search__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
         if src == "MODEL":
             issues.append(_cms_article_search__keyword__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "spaceId" from "session.spaces[].id" (UNIQUE) sources MODEL optional
-    v = args.get("spaceId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("spaceId", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         src = bound.get("spaceId", "MODEL")
         provenance["spaceId"] = src
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 

@@ -57,9 +57,10 @@ def _cms_article_create__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "title" sources USER
-    v = args.get("title", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("title", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_create__title__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.user_mentions("title", v):
@@ -70,8 +71,8 @@ def _cms_article_create__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
         if src == "MODEL":
             issues.append(_cms_article_create__title__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "spaceId" sources EVIDENCE
-    v = args.get("spaceId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("spaceId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_create__spaceId__MISSING)  # CALL_TOOL "cms_space_list" (§5.5)
     else:
         if ctx.evidence_has(v):
@@ -82,14 +83,16 @@ def _cms_article_create__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
         if src == "MODEL":
             issues.append(_cms_article_create__spaceId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "authorId" from "platform.userId"
-    v = args.get("authorId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("authorId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_create__authorId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("authorId", "MODEL")
         provenance["authorId"] = src
         if src == "MODEL":
             issues.append(_cms_article_create__authorId__PROVENANCE)  # REJECT (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -174,15 +177,18 @@ def _cms_space_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContex
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "organId" from "platform.organId"
-    v = args.get("organId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("organId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_space_list__organId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("organId", "MODEL")
         provenance["organId"] = src
         if src == "MODEL":
             issues.append(_cms_space_list__organId__PROVENANCE)  # REJECT (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 

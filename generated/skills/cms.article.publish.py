@@ -100,15 +100,18 @@ def _cms_article_get__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "articleId" from "prior.article.id"
-    v = args.get("articleId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("articleId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_get__articleId__MISSING)  # FAIL (§5.5)
     else:
         src = bound.get("articleId", "MODEL")
         provenance["articleId"] = src
         if src == "MODEL":
             issues.append(_cms_article_get__articleId__PROVENANCE)  # REJECT (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -189,9 +192,10 @@ def _cms_article_publish__check(args: dict, bound: dict[str, str], ctx: rt.BindC
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "articleId" from "prior.article.id"
-    v = args.get("articleId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("articleId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_publish__articleId__MISSING)  # FAIL (§5.5)
     else:
         src = bound.get("articleId", "MODEL")
@@ -199,8 +203,8 @@ def _cms_article_publish__check(args: dict, bound: dict[str, str], ctx: rt.BindC
         if src == "MODEL":
             issues.append(_cms_article_publish__articleId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "channelId" sources EVIDENCE, SESSION
-    v = args.get("channelId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("channelId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_publish__channelId__MISSING)  # CALL_TOOL "cms_channel_list" (§5.5)
     else:
         if ctx.evidence_has(v):
@@ -213,8 +217,8 @@ def _cms_article_publish__check(args: dict, bound: dict[str, str], ctx: rt.BindC
         if src == "MODEL":
             issues.append(_cms_article_publish__channelId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "publisherId" from "platform.userId"
-    v = args.get("publisherId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("publisherId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_publish__publisherId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("publisherId", "MODEL")
@@ -222,8 +226,8 @@ def _cms_article_publish__check(args: dict, bound: dict[str, str], ctx: rt.BindC
         if src == "MODEL":
             issues.append(_cms_article_publish__publisherId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "visibility" sources USER optional enum
-    v = args.get("visibility", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("visibility", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         if ctx.user_mentions("visibility", v):
@@ -235,6 +239,8 @@ def _cms_article_publish__check(args: dict, bound: dict[str, str], ctx: rt.BindC
             issues.append(_cms_article_publish__visibility__PROVENANCE)  # ASK_USER (§5.3 step 4)
         if rt.enum_key(v) not in _cms_article_publish__visibility__ALLOWED:
             issues.append(_cms_article_publish__visibility__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -337,15 +343,18 @@ def _cms_channel_list__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "spaceId" from "evidence.article.spaceId"
-    v = args.get("spaceId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("spaceId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_channel_list__spaceId__MISSING)  # CALL_TOOL "cms_article_get" (§5.5)
     else:
         src = bound.get("spaceId", "MODEL")
         provenance["spaceId"] = src
         if src == "MODEL":
             issues.append(_cms_channel_list__spaceId__PROVENANCE)  # REJECT (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 

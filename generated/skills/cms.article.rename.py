@@ -80,9 +80,10 @@ def _cms_article_rename__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "articleId" from "inputs.articleId"
-    v = args.get("articleId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("articleId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_rename__articleId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("articleId", "MODEL")
@@ -90,8 +91,8 @@ def _cms_article_rename__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
         if src == "MODEL":
             issues.append(_cms_article_rename__articleId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "title" sources USER
-    v = args.get("title", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("title", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_rename__title__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.user_mentions("title", v):
@@ -102,14 +103,16 @@ def _cms_article_rename__check(args: dict, bound: dict[str, str], ctx: rt.BindCo
         if src == "MODEL":
             issues.append(_cms_article_rename__title__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "editorId" from "platform.userId"
-    v = args.get("editorId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("editorId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_article_rename__editorId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("editorId", "MODEL")
         provenance["editorId"] = src
         if src == "MODEL":
             issues.append(_cms_article_rename__editorId__PROVENANCE)  # REJECT (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 

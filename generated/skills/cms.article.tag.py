@@ -44,9 +44,10 @@ def _cms_tag_add__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) 
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "articleId" sources USER, EVIDENCE, PRIOR_TASK
-    v = args.get("articleId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("articleId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_tag_add__articleId__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.user_mentions("articleId", v):
@@ -61,8 +62,8 @@ def _cms_tag_add__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) 
         if src == "MODEL":
             issues.append(_cms_tag_add__articleId__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "tag" sources USER
-    v = args.get("tag", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("tag", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_tag_add__tag__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.user_mentions("tag", v):
@@ -72,6 +73,8 @@ def _cms_tag_add__check(args: dict, bound: dict[str, str], ctx: rt.BindContext) 
         provenance["tag"] = src
         if src == "MODEL":
             issues.append(_cms_tag_add__tag__PROVENANCE)  # ASK_USER (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 

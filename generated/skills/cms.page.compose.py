@@ -120,9 +120,10 @@ def _cms_page_create__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "spaceId" from "evidence.space.id"
-    v = args.get("spaceId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("spaceId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_page_create__spaceId__MISSING)  # CALL_TOOL "cms_space_get" (§5.5)
     else:
         src = bound.get("spaceId", "MODEL")
@@ -130,8 +131,8 @@ def _cms_page_create__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         if src == "MODEL":
             issues.append(_cms_page_create__spaceId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "path" sources USER
-    v = args.get("path", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("path", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_page_create__path__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.user_mentions("path", v):
@@ -142,8 +143,8 @@ def _cms_page_create__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         if src == "MODEL":
             issues.append(_cms_page_create__path__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "title" sources USER, MODEL
-    v = args.get("title", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("title", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_page_create__title__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.user_mentions("title", v):
@@ -152,8 +153,8 @@ def _cms_page_create__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
             src = "MODEL"
         provenance["title"] = src
     # "authorId" from "platform.userId"
-    v = args.get("authorId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("authorId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_page_create__authorId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("authorId", "MODEL")
@@ -161,8 +162,8 @@ def _cms_page_create__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         if src == "MODEL":
             issues.append(_cms_page_create__authorId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "status" const
-    v = args.get("status", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("status", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_page_create__status__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("status", "MODEL")
@@ -170,8 +171,8 @@ def _cms_page_create__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         if src == "MODEL":
             issues.append(_cms_page_create__status__PROVENANCE)  # REJECT (§5.3 step 4)
     # "blocks[].articleId" from "inputs.articles[].id"
-    vals = rt.arg_values(args, (("k", "blocks"), ("e",), ("k", "articleId")))
-    if vals is None or rt.MISSING in vals:
+    vals = rt.each_values(args, (("k", "blocks"),), (("k", "articleId"),))
+    if vals is None or MISSING in vals:
         issues.append(_cms_page_create__0xe25a028d05_blocks_articleId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("blocks[].articleId", "MODEL")
@@ -179,8 +180,8 @@ def _cms_page_create__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         if src == "MODEL":
             issues.append(_cms_page_create__0xe25a028d05_blocks_articleId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "blocks[].heading" from "inputs.articles[].title" optional
-    vals = rt.arg_values(args, (("k", "blocks"), ("e",), ("k", "heading")))
-    if vals is None or rt.MISSING in vals:
+    vals = rt.each_values(args, (("k", "blocks"),), (("k", "heading"),))
+    if vals is None or MISSING in vals:
         pass  # not required: a missing value passes
     else:
         src = bound.get("blocks[].heading", "MODEL")
@@ -188,12 +189,14 @@ def _cms_page_create__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         if src == "MODEL":
             issues.append(_cms_page_create__0x114c875dde_blocks_heading__PROVENANCE)  # REJECT (§5.3 step 4)
     # "breadcrumb" from "prior.space:3.displayName" sources MODEL optional
-    v = args.get("breadcrumb", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("breadcrumb", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         src = bound.get("breadcrumb", "MODEL")
         provenance["breadcrumb"] = src
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -306,9 +309,10 @@ def _cms_page_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "spaceId" sources EVIDENCE, SESSION
-    v = args.get("spaceId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("spaceId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_page_list__spaceId__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.evidence_has(v):
@@ -321,8 +325,8 @@ def _cms_page_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext
         if src == "MODEL":
             issues.append(_cms_page_list__spaceId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "path" sources USER optional
-    v = args.get("path", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("path", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         if ctx.user_mentions("path", v):
@@ -332,6 +336,8 @@ def _cms_page_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContext
         provenance["path"] = src
         if src == "MODEL":
             issues.append(_cms_page_list__path__PROVENANCE)  # ASK_USER (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -395,9 +401,10 @@ def _cms_space_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "spaceId" sources SESSION, PRIOR_TASK, USER
-    v = args.get("spaceId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("spaceId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_space_get__spaceId__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.session_has("spaceId", v):
@@ -411,6 +418,8 @@ def _cms_space_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext
         provenance["spaceId"] = src
         if src == "MODEL":
             issues.append(_cms_space_get__spaceId__PROVENANCE)  # ASK_USER (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 

@@ -78,15 +78,18 @@ def _cms_channel_list__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "spaceId" from "outputs.spaceId"
-    v = args.get("spaceId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("spaceId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_channel_list__spaceId__MISSING)  # CALL_TOOL "cms_space_list" (§5.5)
     else:
         src = bound.get("spaceId", "MODEL")
         provenance["spaceId"] = src
         if src == "MODEL":
             issues.append(_cms_channel_list__spaceId__PROVENANCE)  # REJECT (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -150,15 +153,18 @@ def _cms_space_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContex
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "organId" from "platform.organId"
-    v = args.get("organId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("organId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_cms_space_list__organId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("organId", "MODEL")
         provenance["organId"] = src
         if src == "MODEL":
             issues.append(_cms_space_list__organId__PROVENANCE)  # REJECT (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 

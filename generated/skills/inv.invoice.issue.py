@@ -86,9 +86,10 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "orderNo" sources SHARED, USER
-    v = args.get("orderNo", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("orderNo", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_find__orderNo__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.shared_has("orderNo", v):
@@ -101,14 +102,16 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         if src == "MODEL":
             issues.append(_inv_invoice_find__orderNo__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "status" sources MODEL optional enum
-    v = args.get("status", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("status", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         src = "MODEL"
         provenance["status"] = src
         if rt.enum_key(v) not in _inv_invoice_find__status__ALLOWED:
             issues.append(_inv_invoice_find__status__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -230,9 +233,10 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "orderNo" from "shared.orderNo"
-    v = args.get("orderNo", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("orderNo", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_issue__orderNo__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("orderNo", "MODEL")
@@ -241,7 +245,7 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
             issues.append(_inv_invoice_issue__orderNo__PROVENANCE)  # REJECT (§5.3 step 4)
     # "orderInfo.taxNo" from "inputs.buyer.taxNo" sensitive
     v = rt.get_path(args, (("k", "orderInfo"), ("k", "taxNo")))
-    if v is rt.MISSING or v is None or v == "":
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_issue__0x62c4c6b426_orderInfo_taxNo__MISSING)  # FAIL (§5.5)
     else:
         src = bound.get("orderInfo.taxNo", "MODEL")
@@ -250,7 +254,7 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
             issues.append(_inv_invoice_issue__0x62c4c6b426_orderInfo_taxNo__PROVENANCE)  # REJECT (§5.3 step 4)
     # "orderInfo.buyerName" from "inputs.buyer.name"
     v = rt.get_path(args, (("k", "orderInfo"), ("k", "buyerName")))
-    if v is rt.MISSING or v is None or v == "":
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_issue__0xf5b2a459c2_orderInfo_buyerName__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("orderInfo.buyerName", "MODEL")
@@ -259,7 +263,7 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
             issues.append(_inv_invoice_issue__0xf5b2a459c2_orderInfo_buyerName__PROVENANCE)  # REJECT (§5.3 step 4)
     # "orderInfo.issuerId" from "platform.userId"
     v = rt.get_path(args, (("k", "orderInfo"), ("k", "issuerId")))
-    if v is rt.MISSING or v is None or v == "":
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_issue__0x19ae8fff6e_orderInfo_issuerId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("orderInfo.issuerId", "MODEL")
@@ -268,7 +272,7 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
             issues.append(_inv_invoice_issue__0x19ae8fff6e_orderInfo_issuerId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "orderInfo.organName" from "platform.organName"
     v = rt.get_path(args, (("k", "orderInfo"), ("k", "organName")))
-    if v is rt.MISSING or v is None or v == "":
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_issue__0xbadf77f97e_orderInfo_organName__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("orderInfo.organName", "MODEL")
@@ -276,8 +280,8 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
         if src == "MODEL":
             issues.append(_inv_invoice_issue__0xbadf77f97e_orderInfo_organName__PROVENANCE)  # REJECT (§5.3 step 4)
     # "lines[].goodsCode" from "inputs.items[].code"
-    vals = rt.arg_values(args, (("k", "lines"), ("e",), ("k", "goodsCode")))
-    if vals is None or rt.MISSING in vals:
+    vals = rt.each_values(args, (("k", "lines"),), (("k", "goodsCode"),))
+    if vals is None or MISSING in vals:
         issues.append(_inv_invoice_issue__0x48997dd7e8_lines_goodsCode__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("lines[].goodsCode", "MODEL")
@@ -285,8 +289,8 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
         if src == "MODEL":
             issues.append(_inv_invoice_issue__0x48997dd7e8_lines_goodsCode__PROVENANCE)  # REJECT (§5.3 step 4)
     # "lines[].qty" from "inputs.items[].qty"
-    vals = rt.arg_values(args, (("k", "lines"), ("e",), ("k", "qty")))
-    if vals is None or rt.MISSING in vals:
+    vals = rt.each_values(args, (("k", "lines"),), (("k", "qty"),))
+    if vals is None or MISSING in vals:
         issues.append(_inv_invoice_issue__0x7a790c847f_lines_qty__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("lines[].qty", "MODEL")
@@ -294,8 +298,8 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
         if src == "MODEL":
             issues.append(_inv_invoice_issue__0x7a790c847f_lines_qty__PROVENANCE)  # REJECT (§5.3 step 4)
     # "lines[].amount" from "inputs.items[].amount"
-    vals = rt.arg_values(args, (("k", "lines"), ("e",), ("k", "amount")))
-    if vals is None or rt.MISSING in vals:
+    vals = rt.each_values(args, (("k", "lines"),), (("k", "amount"),))
+    if vals is None or MISSING in vals:
         issues.append(_inv_invoice_issue__0xcb02fd536c_lines_amount__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("lines[].amount", "MODEL")
@@ -303,8 +307,8 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
         if src == "MODEL":
             issues.append(_inv_invoice_issue__0xcb02fd536c_lines_amount__PROVENANCE)  # REJECT (§5.3 step 4)
     # "invoiceType" sources USER enum
-    v = args.get("invoiceType", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("invoiceType", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_issue__invoiceType__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.user_mentions("invoiceType", v):
@@ -317,8 +321,8 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
         if rt.enum_key(v) not in _inv_invoice_issue__invoiceType__ALLOWED:
             issues.append(_inv_invoice_issue__invoiceType__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
     # "remark" sources USER optional
-    v = args.get("remark", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("remark", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         if ctx.user_mentions("remark", v):
@@ -328,6 +332,8 @@ def _inv_invoice_issue__check(args: dict, bound: dict[str, str], ctx: rt.BindCon
         provenance["remark"] = src
         if src == "MODEL":
             issues.append(_inv_invoice_issue__remark__PROVENANCE)  # ASK_USER (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 

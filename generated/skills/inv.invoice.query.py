@@ -44,9 +44,10 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "orderNo" sources USER, SHARED, PRIOR_TASK optional
-    v = args.get("orderNo", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("orderNo", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         if ctx.user_mentions("orderNo", v):
@@ -61,8 +62,8 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         if src == "MODEL":
             issues.append(_inv_invoice_find__orderNo__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "invoiceNo" sources USER optional
-    v = args.get("invoiceNo", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("invoiceNo", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         if ctx.user_mentions("invoiceNo", v):
@@ -73,8 +74,8 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         if src == "MODEL":
             issues.append(_inv_invoice_find__invoiceNo__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "status" sources USER, MODEL optional enum
-    v = args.get("status", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("status", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         if ctx.user_mentions("status", v):
@@ -84,6 +85,8 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         provenance["status"] = src
         if rt.enum_key(v) not in _inv_invoice_find__status__ALLOWED:
             issues.append(_inv_invoice_find__status__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -152,9 +155,10 @@ def _inv_invoice_get__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "invoiceNo" sources USER, EVIDENCE, PRIOR_TASK
-    v = args.get("invoiceNo", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("invoiceNo", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_get__invoiceNo__MISSING)  # CALL_TOOL "inv_invoice_find" (§5.5)
     else:
         if ctx.user_mentions("invoiceNo", v):
@@ -168,6 +172,8 @@ def _inv_invoice_get__check(args: dict, bound: dict[str, str], ctx: rt.BindConte
         provenance["invoiceNo"] = src
         if src == "MODEL":
             issues.append(_inv_invoice_get__invoiceNo__PROVENANCE)  # ASK_USER (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 

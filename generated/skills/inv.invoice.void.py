@@ -43,9 +43,10 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "invoiceNo" sources USER, EVIDENCE optional
-    v = args.get("invoiceNo", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("invoiceNo", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         if ctx.user_mentions("invoiceNo", v):
@@ -58,14 +59,16 @@ def _inv_invoice_find__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         if src == "MODEL":
             issues.append(_inv_invoice_find__invoiceNo__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "status" sources MODEL optional enum
-    v = args.get("status", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("status", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         src = "MODEL"
         provenance["status"] = src
         if rt.enum_key(v) not in _inv_invoice_find__status__ALLOWED:
             issues.append(_inv_invoice_find__status__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -151,9 +154,10 @@ def _inv_invoice_void__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "invoiceNo" sources EVIDENCE, PRIOR_TASK
-    v = args.get("invoiceNo", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("invoiceNo", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_void__invoiceNo__MISSING)  # CALL_TOOL "inv_invoice_find" (§5.5)
     else:
         if ctx.evidence_has(v):
@@ -166,8 +170,8 @@ def _inv_invoice_void__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         if src == "MODEL":
             issues.append(_inv_invoice_void__invoiceNo__PROVENANCE)  # REJECT (§5.3 step 4)
     # "reason" sources USER
-    v = args.get("reason", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("reason", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_void__reason__MISSING)  # ASK_USER (§5.5)
     else:
         if ctx.user_mentions("reason", v):
@@ -178,8 +182,8 @@ def _inv_invoice_void__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         if src == "MODEL":
             issues.append(_inv_invoice_void__reason__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "operatorId" from "platform.userId"
-    v = args.get("operatorId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("operatorId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_void__operatorId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("operatorId", "MODEL")
@@ -187,14 +191,16 @@ def _inv_invoice_void__check(args: dict, bound: dict[str, str], ctx: rt.BindCont
         if src == "MODEL":
             issues.append(_inv_invoice_void__operatorId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "deptPath" from "platform.deptPath"
-    v = args.get("deptPath", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("deptPath", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_invoice_void__deptPath__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("deptPath", "MODEL")
         provenance["deptPath"] = src
         if src == "MODEL":
             issues.append(_inv_invoice_void__deptPath__PROVENANCE)  # REJECT (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 

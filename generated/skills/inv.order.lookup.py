@@ -78,9 +78,10 @@ def _inv_order_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "orderNo" sources USER, EVIDENCE, PRIOR_TASK
-    v = args.get("orderNo", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("orderNo", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_order_get__orderNo__MISSING)  # CALL_TOOL "inv_order_list" (§5.5)
     else:
         if ctx.user_mentions("orderNo", v):
@@ -95,14 +96,16 @@ def _inv_order_get__check(args: dict, bound: dict[str, str], ctx: rt.BindContext
         if src == "MODEL":
             issues.append(_inv_order_get__orderNo__PROVENANCE)  # ASK_USER (§5.3 step 4)
     # "organId" from "platform.organId"
-    v = args.get("organId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("organId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_order_get__organId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("organId", "MODEL")
         provenance["organId"] = src
         if src == "MODEL":
             issues.append(_inv_order_get__organId__PROVENANCE)  # REJECT (§5.3 step 4)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
@@ -174,9 +177,10 @@ def _inv_order_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContex
     """§5.3 parameter contract; the issue acted upon follows the priority of §5.5."""
     provenance: dict[str, Any] = {}
     issues: list[rt.ParamIssue] = []
+    MISSING = rt.MISSING  # a local: read once per call, not once per argument
     # "organId" from "platform.organId"
-    v = args.get("organId", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("organId", MISSING)
+    if v is MISSING or v is None or v == "":
         issues.append(_inv_order_list__organId__MISSING)  # ASK_USER (§5.5)
     else:
         src = bound.get("organId", "MODEL")
@@ -184,8 +188,8 @@ def _inv_order_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContex
         if src == "MODEL":
             issues.append(_inv_order_list__organId__PROVENANCE)  # REJECT (§5.3 step 4)
     # "status" sources USER, MODEL optional enum
-    v = args.get("status", rt.MISSING)
-    if v is rt.MISSING or v is None or v == "":
+    v = args.get("status", MISSING)
+    if v is MISSING or v is None or v == "":
         pass  # not required: a missing value passes
     else:
         if ctx.user_mentions("status", v):
@@ -195,6 +199,8 @@ def _inv_order_list__check(args: dict, bound: dict[str, str], ctx: rt.BindContex
         provenance["status"] = src
         if rt.enum_key(v) not in _inv_order_list__status__ALLOWED:
             issues.append(_inv_order_list__status__ENUM)  # ASK_USER: not an allowed value (§5.3 step 5)
+    if not issues:  # the common case: nothing to rank
+        return rt.ParamResult(provenance)
     return rt.ParamResult(provenance, rt.worst(issues), tuple(issues))
 
 
