@@ -125,8 +125,8 @@ def test_replay_with_the_rules_refuses_every_wrong_write_and_no_correct_one(tmp_
     before reaching the shop; every correct one only waits for the customer's approval."""
     report = _replay(TRANSCRIPTS.parent / "studio", tmp_path / "replay.json")
     labels = report["labels"]
-    assert (labels["wrong_calls"], labels["wrong_refused"], labels["correct_refused"]) == (7, 7, 0), labels
-    assert labels["table"]["correct"]["approval_asked"] == 7
+    assert (labels["wrong_calls"], labels["wrong_stopped"], labels["correct_refused"]) == (7, 7, 0), labels
+    assert labels["table"]["correct"]["approval_confirmed"] == 7  # each asked, and the customer said yes
     assert _stopped_rules(report) == {"cancel_only_pending", "payment_method_of_customer", "refund_to_original_or_gift_card",
                                       "exchange_only_delivered", "order_of_identified_customer", "new_item_differs",
                                       "gift_card_covers_difference"}
@@ -147,5 +147,5 @@ def test_without_its_rules_the_studio_refuses_only_the_invented_values(tmp_path:
         path.write_text(json.dumps(contract, indent=2), encoding="utf-8")
     report = _replay(studio, tmp_path / "replay.json")
     labels = report["labels"]
-    assert (labels["wrong_calls"], labels["wrong_refused"], labels["correct_refused"]) == (7, 1, 0), labels
+    assert (labels["wrong_calls"], labels["wrong_stopped"], labels["correct_refused"]) == (7, 1, 0), labels
     assert _stopped_rules(report) == set()
