@@ -133,9 +133,9 @@ def test_replay_with_the_rules_refuses_every_wrong_write_and_no_correct_one(tmp_
 
 
 def test_without_its_rules_the_studio_refuses_only_the_invented_values(tmp_path: Path) -> None:
-    """The same studio with every `rules` list removed: provenance alone stops 1 of the 7 wrong
-    writes (the invented order id); the others combine real values wrongly (a gift card the
-    customer named is USER), and would be sent."""
+    """The same studio with every `rules` list removed: provenance refuses 1 of the 7 wrong
+    writes (the invented order id) and idempotency replays the repeated one; the others combine
+    real values wrongly (a gift card the customer named is USER), and would be sent."""
     from skillc.compiler.jsonc import parse_json, plain
 
     studio = tmp_path / "studio"
@@ -147,5 +147,7 @@ def test_without_its_rules_the_studio_refuses_only_the_invented_values(tmp_path:
         path.write_text(json.dumps(contract, indent=2), encoding="utf-8")
     report = _replay(studio, tmp_path / "replay.json")
     labels = report["labels"]
-    assert (labels["wrong_calls"], labels["wrong_stopped"], labels["correct_refused"]) == (7, 1, 0), labels
+    # stopped: the invented order id (provenance) and the repeated exchange (idempotency, a replay)
+    assert (labels["wrong_calls"], labels["wrong_stopped"], labels["correct_refused"]) == (7, 2, 0), labels
+    assert (labels["table"]["wrong"]["refused"], labels["table"]["wrong"]["replayed"]) == (1, 1), labels
     assert _stopped_rules(report) == set()
