@@ -180,7 +180,7 @@ def blocked_rows(url: str, model_url: str, compiled: Path, tmp: Path) -> list[li
         _probe(worker, caller, "warm")
         calm = _probe(worker, caller, "calm")
         stuck = psycopg.connect(url)  # holds the blocked session's lease row until the end
-        stuck.execute("INSERT INTO leases (session, holder, expires, fence) VALUES ('blocked', 'someone', 0, 0)")
+        stuck.execute("INSERT INTO leases (session, holder, expires) VALUES ('blocked', 'someone', 0)")
         waiting = threading.Thread(target=lambda: sw.Caller().run(worker, "blocked", "blocked-1", "Book 1 under "
                                                                   "reference R-blocked"), daemon=True)
         waiting.start()

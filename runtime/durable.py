@@ -56,6 +56,7 @@ log = logging.getLogger("skillc.runtime")
 
 LEASE_TTL = 30.0  # seconds; renewed by the turn's heartbeat (every third of it) and by its units
 RELEASE_TRIES = (0.05, 0.2, 0.5)  # seconds between the turn's own tries to give its lease back
+_RELEASING: set[asyncio.Task[None]] = set()  # releases still being tried after their turn ended
 ENDED = ("DONE", "FAILED", "CANCELLED")
 
 
@@ -345,7 +346,9 @@ class Durability:
                     break
                 await asyncio.sleep(pause)
         log.warning("session %s: the lease could not be released; still trying", self.s.id, exc_info=True)
-        asyncio.get_running_loop().create_task(self._release_later(args, kwargs, time.monotonic() + self.ttl))
+        task = asyncio.get_running_loop().create_task(self._release_later(args, kwargs, time.monotonic() + self.ttl))
+        _RELEASING.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(_RELEASING.discard)
 
     async def _release_later(self, args: tuple[Any, ...], kwargs: dict[str, Any], until: float) -> None:
         pause = 1.0

@@ -41,7 +41,7 @@ def test_a_session_stuck_on_a_row_lock_freezes_neither_worker(farm: dict[str, An
     assert outcome(_book(caller, fake_model, a, "stuck", 0)) == {"type": "success"}
     stuck = psycopg.connect(url)  # a writer that holds the session's lease row and never ends
     try:
-        stuck.execute("INSERT INTO leases (session, holder, expires, fence) VALUES ('stuck', 'someone', 0, 0) "
+        stuck.execute("INSERT INTO leases (session, holder, expires) VALUES ('stuck', 'someone', 0) "
                       "ON CONFLICT (session) DO UPDATE SET holder = 'someone'")
         runs: dict[str, Any] = {}
         threads = [threading.Thread(target=lambda w=w: runs.__setitem__(w.name, Caller().run(
