@@ -93,7 +93,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "SC707": ("error", "(rules) a rule entry without name, expr or message, a repeated name, or a bad let name"),
     "SC708": ("warning", "(rules) a rule reads an argument the contract does not list"),
     "SC709": ("warning", "(rules) a rule reads evidence of a tool this skill does not call"),
-    "SC710": ("error", "(rules) a matches() pattern that is not valid RE2 syntax"),
+    "SC710": ("error", "(rules) a matches() pattern outside the linear-time pattern language"),
     "SC711": ("warning", "(check --servers) a rule reads an argument the tool's inputSchema does not have"),
     "SC801": ("error", "(typed evidence) an args evidence field that names nothing the contract extracts"),
     "SC802": ("warning", "(typed evidence) args evidence without EVIDENCE among the sources: no effect"),

@@ -1,24 +1,19 @@
 """What the rule compiler works out from literals alone: a rule or guard whose value is fixed
-(it reads no name, or `x || true`), and a `matches()` pattern that is not RE2's syntax."""
+(it reads no name, or `x || true`), and a `matches()` pattern outside textpattern's language."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from skillc.compiler import rules_ast as A
-from skillc.runtime import cel
+from skillc.runtime import cel, textpattern
 
 
 def regex_problem(pattern: str) -> str | None:
-    """Why a pattern is refused: not RE2's syntax (backreferences, lookaround, atomic or
-    possessive groups, which need backtracking) or not a valid pattern at all."""
-    if re.search(r"\\[1-9]|\\g<|\(\?P=|\(\?<?[=!]|\(\?>|[*+?}][+]", pattern):
-        return "backreferences, lookaround and possessive or atomic groups are not supported (RE2 syntax)"
-    try:
-        cel.compile_pattern(pattern)
-    except cel.Undecidable as exc:
-        return exc.why
-    return None
+    """Why a `matches()` pattern is refused, or None: the language of runtime/textpattern.py (the
+    `MATCHES` operator's), which leaves out what needs backtracking (backreferences, lookaround,
+    atomic or possessive groups) so every match runs in linear time."""
+    problem = textpattern.pattern_problem(pattern)
+    return None if problem is None else f"{problem[0]} (column {problem[1]} of the pattern)"
 
 
 def constant_value(node: A.Node) -> tuple[bool, Any]:

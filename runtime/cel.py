@@ -16,7 +16,7 @@ from skillc.runtime.cel_logic import (
     select, size, sum_, truth,
 )
 from skillc.runtime.cel_text import (
-    MATCH_TIMEOUT, compile_pattern, contains, dyn, ends_with, lower_ascii, matches, starts_with, to_bool, to_double,
+    compile_pattern, contains, dyn, ends_with, lower_ascii, matches, starts_with, to_bool, to_double,
     to_int, to_string, trim, upper_ascii,
 )
 from skillc.runtime.cel_time import dur_part, duration, format_duration, format_timestamp, timestamp, ts_part
@@ -26,7 +26,7 @@ from skillc.runtime.cel_values import (
 )
 
 __all__ = [
-    "INT64_MAX", "INT64_MIN", "MATCH_TIMEOUT", "MAX_DURATION", "SKIPPED", "Undecidable", "add", "all_", "and_",
+    "INT64_MAX", "INT64_MIN", "MAX_DURATION", "SKIPPED", "Undecidable", "add", "all_", "and_",
     "compile_pattern", "contains", "div", "dur_part", "duration", "dyn", "ends_with", "eq", "exists", "exists_one",
     "filter_", "format_duration", "format_timestamp", "ge", "gt", "has", "in_", "index", "le", "lower_ascii", "lt",
     "make_map", "map_", "matches", "max_", "min_", "mod", "mul", "ne", "neg", "not_", "or_", "result", "select", "size",

@@ -1,20 +1,18 @@
 """CEL's conversions and string functions for compiled rule code (docs/reference/rules.md):
-`int()`, `double()`, `string()`, `bool()`, `dyn()`, `startsWith`, `matches` (RE2's syntax,
-bounded in time) and the rest."""
+`int()`, `double()`, `string()`, `bool()`, `dyn()`, `startsWith`, `matches` (the linear-time
+pattern language of runtime/textpattern.py) and the rest."""
 from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
-import regex
 
+from skillc.runtime import textpattern
 from skillc.runtime.cel_time import _EPOCH, format_duration, format_timestamp
 from skillc.runtime.cel_values import Undecidable, _int64, _is_int, _is_num, type_name
-
-MATCH_TIMEOUT = 0.05  # seconds a `matches` may take; past that the rule is undecidable
+from skillc.runtime.textpattern import Pattern
 
 
 def to_int(v: Any) -> int:
@@ -117,19 +115,18 @@ def trim(s: Any) -> str:
     return _str(s, "trim").strip()
 
 
-@lru_cache(maxsize=256)
-def compile_pattern(p: str) -> Any:
+def compile_pattern(p: str) -> Pattern:
+    """The compiled pattern (textpattern's linear-time engine, cached there); a pattern outside its
+    language is undecidable (the compiler refuses such a rule, SC710)."""
     try:
-        return regex.compile(p, regex.V0)
-    except regex.error as exc:
-        raise Undecidable("matches", f"bad pattern {p!r}: {exc}") from None
+        return textpattern.compile_pattern(p)
+    except textpattern.PatternError as exc:
+        raise Undecidable("matches", f"bad pattern {p!r}: {exc.message} (column {exc.column})") from None
 
 
 def matches(s: Any, pattern: Any) -> bool:
-    """`s.matches(re)`: the pattern is found anywhere in s (RE2's syntax; the compiler refuses
-    backreferences and lookaround). Bounded in time: a match that runs too long is undecidable."""
+    """`s.matches(re)`: the pattern is found anywhere in s. The same engine as the `MATCHES`
+    success operator (runtime/textpattern.py): a Thompson NFA, linear in the text whatever the
+    pattern, so the verdict never depends on how loaded the machine is."""
     text, pat = _str(s, "matches"), _str(pattern, "matches")
-    try:
-        return compile_pattern(pat).search(text, timeout=MATCH_TIMEOUT) is not None
-    except TimeoutError:
-        raise Undecidable("matches", "the pattern took too long on this text") from None
+    return compile_pattern(pat).search(text)

@@ -171,15 +171,14 @@ def test_values_print_as_cel_writes_them() -> None:
     assert show(eval_expression("['a', null, true, 1.5, {'k': 2}]").value) == '["a", null, true, 1.5, {"k": 2}]'
 
 
-def test_a_match_is_bounded_in_time() -> None:
+def test_a_match_is_linear_in_time() -> None:
+    """A pattern backtracking engines take exponential time on is decided, not timed out: the
+    verdict of a rule never depends on how loaded the machine is."""
     from skillc.runtime import cel
 
-    # a pattern the backtracking engines take exponential time on: bounded, never a hang
     started = datetime.now(timezone.utc)
-    try:
-        cel.matches("a" * 40 + "!", "^(a|aa)+$")
-    except cel.Undecidable as exc:
-        assert "too long" in exc.why
+    assert cel.matches("a" * 40 + "!", "^(a|aa)+$") is False
+    assert cel.matches("a" * 4000, "^(a|aa)+$") is True
     assert datetime.now(timezone.utc) - started < timedelta(seconds=5)
 
 
