@@ -280,3 +280,35 @@ def test_a_5000_digit_path_segment_in_a_contract_is_no_internal_error(tmp_path: 
         result = check_studio(studio)
         codes = [d.code for d in result.diagnostics]
         assert "SC900" not in codes, [(d.code, d.message) for d in result.diagnostics]
+
+
+# ---------------------------------------------------------------- a store that does not answer
+
+
+def test_a_store_that_does_not_answer_is_503_not_500(tmp_path: Path, compiled: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """The database down while a caller's sessions are read (or one is opened): 503 with
+    Retry-After and nothing written, not a 500 "internal error" with a traceback."""
+    from skillc.runtime.store.base import StoreUnavailable
+
+    async def scenario() -> None:
+        async with serving(tmp_path, compiled) as app:
+            store = app.ctx.runtime.store
+            made = await app.post(ALICE, "/api/sessions", json.dumps({"id": "s-up"}).encode())
+            assert made.status == 201, made.body[:300]
+
+            def gone(*_: Any, **__: Any) -> Any:
+                raise StoreUnavailable("could not connect to the database")
+
+            monkeypatch.setattr(store, "session_head", gone)
+            monkeypatch.setattr(store, "version_of", gone)
+            listed = await app.call("GET", "/api/sessions", headers=app.signed(ALICE, "GET", "/api/sessions"))
+            body = json.dumps({"id": "s-down"}).encode()
+            opened = await app.post(ALICE, "/api/sessions", body)
+            for answer in (listed, opened):
+                assert answer.status == 503, (answer.status, answer.body[:300])
+                assert json.loads(answer.body)["error"]["code"] == "STORE_UNAVAILABLE"
+                assert answer.headers.get("retry-after") == "5"
+
+    run(scenario())
+    _no_traceback(caplog)

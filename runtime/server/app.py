@@ -27,6 +27,7 @@ from skillc.runtime.server.devmode import DevGuard
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.server.limits import BodyLimit
 from skillc.runtime.server.options import ServeOptions, read_options
+from skillc.runtime.store.base import StoreUnavailable
 from skillc.runtime.server.studio_feed import StudioFeed
 
 log = logging.getLogger("skillc.server")
@@ -72,7 +73,8 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
             await ctx.stop()
 
     app = Starlette(routes=_compose(ctx, route_modules or ROUTE_MODULES), lifespan=lifespan,
-                    exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _internal})
+                    exception_handlers={ApiError: _api_error, HTTPException: _http_error,
+                                        StoreUnavailable: _store_unavailable, Exception: _internal})
     app.state.ctx = ctx
     app.add_middleware(BodyLimit, default=options.body_limit, routes=options.body_limits)
     if options.cors_origins:
@@ -112,6 +114,14 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "INVALID_INPUT")
     return ApiError(code, str(exc.detail), status=exc.status_code).response()
+
+
+async def _store_unavailable(request: Request, exc: Exception) -> Response:
+    """The database is down or does not answer in time: the caller may try again (nothing of the
+    unit was kept), which a 500 would not say."""
+    log.warning("store unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return ApiError("STORE_UNAVAILABLE", "the session store is not answering; nothing was changed, "
+                                         "try again in a moment").response(headers={"Retry-After": "5"})
 
 
 async def _internal(request: Request, exc: Exception) -> Response:
