@@ -19,7 +19,6 @@ Run: `python -m skillc.examples.retail_server` (stdio) or `… --http PORT` (str
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sqlite3
@@ -31,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+
+from skillc.examples.serving import serve_main
 
 SEED = Path(__file__).resolve().parent / "retail" / "seed.json"
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
@@ -302,15 +303,7 @@ def build_server(db_path: str | None = None) -> MCPServer:
 
 def main(argv: list[str] | None = None) -> None:
     """Serve over stdio, or over streamable HTTP on 127.0.0.1 with `--http PORT`."""
-    parser = argparse.ArgumentParser(prog="python -m skillc.examples.retail_server", description=__doc__)
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
-    parser.add_argument("--db", help="SQLite file (default: $RETAIL_DB or a file in the temp folder)")
-    args = parser.parse_args(argv)
-    server = build_server(args.db)
-    if args.http is not None:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
-    else:
-        server.run()
+    serve_main(build_server, module="retail_server", env="RETAIL_DB", description=__doc__, argv=argv)
 
 
 if __name__ == "__main__":
