@@ -134,7 +134,7 @@ def test_nothing_a_model_or_a_tool_sends_raises_out_of_the_chain(world: Any, nam
         result = await dispatch(session, node, call.name, call.arguments)
         record(session, node, call.name, result, call_id=call.id)
         json.dumps(node.messages, ensure_ascii=False).encode("utf-8")  # the conversation can be kept
-        session.save()
+        await session.save()
         assert all(ev.status not in ("STARTED", "UNKNOWN_PRE_CALL") for ev in session.evidence.values())
     asyncio.run(one())
 
