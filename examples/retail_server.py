@@ -123,20 +123,13 @@ def build_server(db_path: str | None = None) -> MCPServer:
     shop = Shop(open_db(db_path or default_db_path()))
     server = MCPServer("skillc-demo-retail", instructions="Demo shop: customers, orders, products, returns.")
 
-    def pending(order_id: str, action: str) -> dict[str, Any]:
+    def order_in(status: str, order_id: str, action: str) -> dict[str, Any]:
+        """The order when it is in `status`, else the shop's refusal (not found, or the wrong state)."""
         order = shop.get("orders", order_id)
         if order is None:
             return fail("not_found", f"order {order_id} not found")
-        if order["status"] != "pending":
-            return fail("invalid_state", f"order {order_id} is {order['status']}; only a pending order can be {action}")
-        return order
-
-    def delivered(order_id: str, action: str) -> dict[str, Any]:
-        order = shop.get("orders", order_id)
-        if order is None:
-            return fail("not_found", f"order {order_id} not found")
-        if order["status"] != "delivered":
-            return fail("invalid_state", f"order {order_id} is {order['status']}; only a delivered order can be {action}")
+        if order["status"] != status:
+            return fail("invalid_state", f"order {order_id} is {order['status']}; only a {status} order can be {action}")
         return order
 
     @server.tool(title="Find a customer by email")
@@ -195,7 +188,7 @@ def build_server(db_path: str | None = None) -> MCPServer:
         """Cancel a pending order; the reason is 'no longer needed' or 'ordered by mistake'. A
         gift card payment is refunded to the card at once, others within 5 to 7 business days.
         Answers the order after the change."""
-        order = pending(order_id, "cancelled")
+        order = order_in("pending", order_id, "cancelled")
         if "error" in order:
             return order
         if reason not in CANCEL_REASONS:
@@ -218,7 +211,7 @@ def build_server(db_path: str | None = None) -> MCPServer:
     async def modify_pending_order_address(order_id: str, address1: str, address2: str, city: str,
                                            state: str, country: str, zip: str) -> dict[str, Any]:
         """Change the shipping address of a pending order. Answers the order after the change."""
-        order = pending(order_id, "modified")
+        order = order_in("pending", order_id, "modified")
         if "error" in order:
             return order
         address = {"address1": address1, "address2": address2, "city": city, "state": state,
@@ -234,7 +227,7 @@ def build_server(db_path: str | None = None) -> MCPServer:
         """Return items of a delivered order; the refund goes to the order's original payment
         method or to one of the customer's gift cards. The order becomes 'return requested' and the
         customer gets an email with the return instructions."""
-        order = delivered(order_id, "returned")
+        order = order_in("delivered", order_id, "returned")
         if "error" in order:
             return order
         user = shop.get("users", order["user_id"])
@@ -257,7 +250,7 @@ def build_server(db_path: str | None = None) -> MCPServer:
         """Exchange items of a delivered order for available variants of the same products (the
         new item at the same position replaces the old one); the payment method pays or receives
         the price difference. The order becomes 'exchange requested'; no new order is placed."""
-        order = delivered(order_id, "exchanged")
+        order = order_in("delivered", order_id, "exchanged")
         if "error" in order:
             return order
         if not item_ids or _missing_items(order, item_ids):

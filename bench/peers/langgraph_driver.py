@@ -12,8 +12,6 @@ venv (bench/peers/venvs.py).
 """
 from __future__ import annotations
 
-import asyncio
-import json
 import sys
 import warnings
 from contextlib import AsyncExitStack
@@ -100,10 +98,7 @@ async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd:
 
 def main() -> int:
     """Run one measurement as the command line says."""
-    args = scenario.arguments(__doc__.splitlines()[0])
-    server_cmd = json.loads(args.server) if args.server else None
-    scenario.report(asyncio.run(in_process(args.mode, args.calls, args.turns, args.warmup, server_cmd)))
-    return 0
+    return scenario.run_driver(__doc__, in_process)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ tool call. It prints one `PEER-RESULT {json}` line: the median of its turns and 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import time
@@ -159,3 +160,16 @@ def arguments(description: str, modes: tuple[str, ...] = ("direct", "mcp")) -> a
     parser.add_argument("--server", help="the stdio MCP server's command line, as a JSON list (mode mcp)")
     parser.add_argument("--port", type=int, help="the loopback port to serve on (mode serve)")
     return parser.parse_args()
+
+
+def run_driver(doc: str, in_process: Callable[..., Awaitable[list[float]]],
+               serve: Callable[[int, int], None] | None = None) -> int:
+    """Every driver's `main`: one measurement (or, with `serve`, the served app) as the command
+    line says, the result line printed for the orchestrator."""
+    args = arguments(doc.splitlines()[0], ("direct", "mcp", "serve") if serve is not None else ("direct", "mcp"))
+    if args.mode == "serve" and serve is not None:
+        serve(args.port, args.calls)
+        return 0
+    server_cmd = json.loads(args.server) if args.server else None
+    report(asyncio.run(in_process(args.mode, args.calls, args.turns, args.warmup, server_cmd)))
+    return 0

@@ -18,7 +18,6 @@ Every turn opens a new session, so a session's growth is not measured here (benc
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -140,13 +139,7 @@ def serve(port: int, calls: int) -> None:
 
 def main() -> int:
     """Run one measurement (or serve) as the command line says."""
-    args = scenario.arguments(__doc__.splitlines()[0], ("direct", "mcp", "serve"))
-    if args.mode == "serve":
-        serve(args.port, args.calls)
-        return 0
-    server_cmd = json.loads(args.server) if args.server else None
-    scenario.report(asyncio.run(in_process(args.mode, args.calls, args.turns, args.warmup, server_cmd)))
-    return 0
+    return scenario.run_driver(__doc__, in_process, serve)
 
 
 if __name__ == "__main__":

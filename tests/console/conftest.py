@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from helpers.console_live import ALICE, CHROMIUM, CHROMIUM_ARGS, LiveServer, identity_header, start_live
+from helpers.chromium import chromium
+from helpers.console_live import ALICE, LiveServer, identity_header, start_live
 from skillc.model_stub import FakeOpenAIServer
 
 
@@ -50,22 +51,13 @@ def browser() -> Iterator[Any]:
     """Headless Debian chromium (never a downloaded build). Per module, not per session: while
     Playwright's sync API is active its event loop counts as running in this thread, and later
     tests of the suite that call asyncio.run() would fail."""
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (Debian package `chromium`; .ci/run installs it)")
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import expect
     except ImportError:
         pytest.skip("the playwright Python package is not installed (pip install -e '.[dev]')")
-    from playwright.sync_api import expect
-
     # generous: a run may wait on the MCP server's first start, and the machine is shared
     expect.set_options(timeout=45_000)
-    with sync_playwright() as pw:
-        chrome = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chrome
-        finally:
-            chrome.close()
+    yield from chromium()
 
 
 @pytest.fixture
