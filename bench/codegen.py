@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from skillc.compiler import build, ir
-from skillc.compiler.codegen import parts_of
+from skillc.compiler.codegen_literals import parts_of
 from skillc.compiler.frontend import check_skill
 from skillc.compiler.sources import load_studio
 from skillc.runtime import support as rt

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from skillc.compiler import codegen, graphs, ir
+from skillc.compiler.codegen_literals import UnsafeLiteral
 from skillc.compiler.diagnostics import Diagnostic
 
 MANIFEST = "manifest.json"
@@ -309,7 +310,7 @@ def _compile_skill(skill: ir.SkillProfile, checked: tuple[ir.Contract | None, li
     if contract is not None:
         try:
             text = codegen.generate_module(skill, contract, sha256=entry["contract_sha256"])
-        except codegen.UnsafeLiteral as exc:
+        except UnsafeLiteral as exc:
             own.append(Diagnostic(code=CODEGEN_FAILED, severity="error", message=f"cannot generate code: {exc}", skill=key))
         else:
             _write(out, rel, text, result)

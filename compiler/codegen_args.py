@@ -6,14 +6,14 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from skillc.compiler import ir
-from skillc.compiler.codegen import _ROOT_OF_PREFIX, Code, _has_each, _unique_code, comment, expr_code, literal, parts_of
-from skillc.compiler.codegen_names import Names, _call, _issue, _kwargs, _note, ident
+from skillc.compiler.codegen_literals import ROOT_OF_PREFIX, Code, comment, expr_code, has_each, literal, parts_of, unique_code
+from skillc.compiler.codegen_names import Names, call_code, changed_kwargs, ident, param_issue, reviewer_note
 from skillc.compiler.evidence_fields import resolved_fields
 from skillc.runtime.paths import split_each
 
 
 @dataclass
-class _ArgView:
+class ArgView:
     param: Code
     note: Code
     parts: Code
@@ -66,20 +66,20 @@ def _arg_note(param: str, arg: ir.ArgContract, sources: Sequence[str]) -> Code:
         bits.append("enum")
     if arg.sensitive:
         bits.append("sensitive")
-    return _note(*bits)
+    return reviewer_note(*bits)
 
 
-def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code],
-              contract: ir.Contract | None = None) -> _ArgView:
+def arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code],
+              contract: ir.Contract | None = None) -> ArgView:
     """The view of one argument's check; the module-level constants it needs (its ParamIssues and
     enum set) are appended to `consts` in the order the template writes them."""
     parts = parts_of(arg.path.parts) if arg.path.parts else (("k", param),)
     sources = list(dict.fromkeys(arg.sources))
-    view = _ArgView(
+    view = ArgView(
         param=literal(param),
         note=_arg_note(param, arg, sources),
         parts=literal(parts),
-        has_each=_has_each(parts),
+        has_each=has_each(parts),
         each_split=_each_split(parts),
         required=arg.required,
         read=_read_code(parts),
@@ -98,7 +98,7 @@ def _arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: 
     if not view.model_allowed:
         _set_provenance_issue(view, names, tool, param, arg, "USER" in sources, consts)
     if arg.enum:
-        definition, view.enum_issue = _issue(names, tool, param, "ENUM", "ASK_USER", arg.label)
+        definition, view.enum_issue = param_issue(names, tool, param, "ENUM", "ASK_USER", arg.label)
         consts.append(definition)
     return view
 
@@ -117,7 +117,7 @@ def _read_code(parts: tuple) -> Code:
     return Code(f"rt.get_path(args, {literal(parts)})")
 
 
-def _set_binding(view: _ArgView, arg: ir.ArgContract, parts: tuple) -> None:
+def _set_binding(view: ArgView, arg: ir.ArgContract, parts: tuple) -> None:
     """How the runtime fills the argument (§5.2, §5.4): a constant, a value read from its `from`
     expression, or an array template copying item by item when both paths hold `[]`."""
     expr = arg.from_
@@ -128,10 +128,10 @@ def _set_binding(view: _ArgView, arg: ir.ArgContract, parts: tuple) -> None:
         view.bind_source = literal(source)
         from_parts = parts_of(getattr(expr, "path", []) or [])
         if arg.when == "UNIQUE":
-            view.bind_kind, view.bind_code = "value", _unique_code(expr)
-        elif expr.kind in _ROOT_OF_PREFIX and _has_each(parts) and _has_each(from_parts):
+            view.bind_kind, view.bind_code = "value", unique_code(expr)
+        elif expr.kind in ROOT_OF_PREFIX and has_each(parts) and has_each(from_parts):
             view.bind_kind = "template"
-            view.bind_code = Code(f"rt.get_path({_ROOT_OF_PREFIX[expr.kind]}, {literal(from_parts)})")
+            view.bind_code = Code(f"rt.get_path({ROOT_OF_PREFIX[expr.kind]}, {literal(from_parts)})")
         else:
             view.bind_kind, view.bind_code = "value", expr_code(expr)
     view.bound = arg.has_const or expr is not None
@@ -154,21 +154,21 @@ def _matchers(param: str, sources: Sequence[str], fields: tuple | None = None) -
     return matchers
 
 
-def _set_missing_issue(view: _ArgView, names: Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code]) -> None:
+def _set_missing_issue(view: ArgView, names: Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code]) -> None:
     """The issue a missing required argument raises (§5.5); none for CALL_TOOL without a tool,
     which lets the call go ahead."""
     m = arg.missing
     issue = None
     if m.action == "ASK_USER":
-        issue = _issue(names, tool, param, "MISSING", "ASK_USER", arg.label)
+        issue = param_issue(names, tool, param, "MISSING", "ASK_USER", arg.label)
     elif m.action == "CALL_TOOL" and m.tool:
-        issue = _issue(names, tool, param, "MISSING", "CALL_TOOL", arg.label, tool=m.tool)
+        issue = param_issue(names, tool, param, "MISSING", "CALL_TOOL", arg.label, tool=m.tool)
     elif m.action == "FAIL":
-        issue = _issue(names, tool, param, "MISSING", "FAIL", arg.label, message=m.message)
+        issue = param_issue(names, tool, param, "MISSING", "FAIL", arg.label, message=m.message)
     if issue is not None:
         consts.append(issue[0])
         view.missing_issue = issue[1]
-        view.missing_note = _note(m.action, "(§5.5)") if m.action != "CALL_TOOL" else _note("CALL_TOOL", comment(m.tool), "(§5.5)")
+        view.missing_note = reviewer_note(m.action, "(§5.5)") if m.action != "CALL_TOOL" else reviewer_note("CALL_TOOL", comment(m.tool), "(§5.5)")
 
 
 def _allowed_set(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: list[Code]) -> Code:
@@ -182,14 +182,14 @@ def _allowed_set(names: Names, tool: str, param: str, arg: ir.ArgContract, const
     return name
 
 
-def _arg_meta(view: _ArgView, param: str, parts: tuple, arg: ir.ArgContract, sources: Sequence[str]) -> Code:
+def _arg_meta(view: ArgView, param: str, parts: tuple, arg: ir.ArgContract, sources: Sequence[str]) -> Code:
     """The argument's rt.ArgMeta record (what approval summaries, traces and diff read)."""
     expr = arg.from_
     is_platform = expr is not None and expr.kind == "platform"
     evidence = "EVIDENCE" in sources or (expr is not None and expr.kind == "evidence")
-    return _call(
+    return call_code(
         "rt.ArgMeta",
-        _kwargs([
+        changed_kwargs([
             ("path", literal(param), None),
             ("parts", literal(parts), None),
             ("label", arg.label, None),
@@ -205,11 +205,11 @@ def _arg_meta(view: _ArgView, param: str, parts: tuple, arg: ir.ArgContract, sou
     )
 
 
-def _set_provenance_issue(view: _ArgView, names: Names, tool: str, param: str, arg: ir.ArgContract, user_allowed: bool,
+def _set_provenance_issue(view: ArgView, names: Names, tool: str, param: str, arg: ir.ArgContract, user_allowed: bool,
                           consts: list[Code]) -> None:
     """The issue for a value no legal source vouches for (§5.3 step 4): ask the user when USER is a
     legal source, else reject the call."""
     action = "ASK_USER" if user_allowed else "REJECT"
-    definition, view.provenance_issue = _issue(names, tool, param, "PROVENANCE", action, arg.label)
+    definition, view.provenance_issue = param_issue(names, tool, param, "PROVENANCE", action, arg.label)
     consts.append(definition)
-    view.provenance_note = _note(action, "(§5.3 step 4)")
+    view.provenance_note = reviewer_note(action, "(§5.3 step 4)")

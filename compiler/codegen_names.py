@@ -1,14 +1,14 @@
 """Names and call snippets of a generated skill module: every generated name derives from what it
 denotes (`ident`: a tool name, an argument path, an issue kind), never from a position, and is
 checked per module (`Names`); reviewer comments from vetted pieces; constructor calls laid out
-as black would, keywords at their defaults left out (`_kwargs`)."""
+as black would, keywords at their defaults left out (`changed_kwargs`)."""
 from __future__ import annotations
 
 import hashlib
 import re
 from typing import Any, Iterable
 
-from skillc.compiler.codegen import Code, UnsafeLiteral, comment, literal
+from skillc.compiler.codegen_literals import Code, UnsafeLiteral, comment, literal
 
 
 # ---------------------------------------------------------------- names
@@ -49,7 +49,7 @@ class Names:
         return Code(name)
 
 
-def _note(*pieces: str | Code) -> Code:
+def reviewer_note(*pieces: str | Code) -> Code:
     """A reviewer comment from vetted pieces (literals via `comment`, fixed words otherwise)."""
     text = " ".join(p for p in pieces if p)
     if any(ch in text for ch in "\r\n\x0c\x0b\x85\u2028\u2029"):
@@ -57,11 +57,12 @@ def _note(*pieces: str | Code) -> Code:
     return Code(text)
 
 
-def _names_note(values: Iterable[Any]) -> Code:
+def names_note(values: Iterable[Any]) -> Code:
+    """A comma-separated list of values, each as its comment literal."""
     return Code(", ".join(comment(v) for v in values))
 
 
-def _kwargs(pairs: list[tuple[str, Any, Any]]) -> list[tuple[str, Code]]:
+def changed_kwargs(pairs: list[tuple[str, Any, Any]]) -> list[tuple[str, Code]]:
     """(keyword, value, default) -> the keywords whose value differs from the field's default."""
     return [(k, v if isinstance(v, Code) else literal(v)) for k, v, d in pairs if not _same(v, d)]
 
@@ -70,7 +71,7 @@ def _same(value: Any, default: Any) -> bool:
     return not isinstance(value, Code) and type(value) is type(default) and value == default
 
 
-def _call(func: str, kwargs: list[tuple[str, Code]], indent: int, lead: int = 0, positional: list[Code] | None = None) -> Code:
+def call_code(func: str, kwargs: list[tuple[str, Code]], indent: int, lead: int = 0, positional: list[Code] | None = None) -> Code:
     """A constructor call on one line when it fits in 100 columns, else one argument per line
     (black's layout); `indent` is the column of the line it starts on, `lead` what precedes it."""
     items = [str(p) for p in positional or []] + [f"{k}={v}" for k, v in kwargs]
@@ -82,7 +83,7 @@ def _call(func: str, kwargs: list[tuple[str, Code]], indent: int, lead: int = 0,
     return Code(f"{func}(\n{body}{' ' * indent})")
 
 
-def _issue(names: Names, tool_name: str, param: str, kind: str, action: str, label: str | None, **extra: str | None) -> tuple[Code, Code]:
+def param_issue(names: Names, tool_name: str, param: str, kind: str, action: str, label: str | None, **extra: str | None) -> tuple[Code, Code]:
     """A ParamIssue constant named after its tool, argument and kind (issues are immutable, and
     building one per call would dominate a failing check). Returns (definition, name)."""
     args = [literal(action), literal(param), literal(kind.lower())]

@@ -16,7 +16,7 @@ from typing import Any
 
 from skillc.compiler import ir
 from skillc.compiler import rules_ast as A
-from skillc.compiler.codegen import Code, UnsafeLiteral, comment, literal
+from skillc.compiler.codegen_literals import Code, UnsafeLiteral, comment, literal
 from skillc.compiler.rules_syntax import RuleError, parse_rule_expr
 
 # The names a rule sees, and the scope attribute each one reads.

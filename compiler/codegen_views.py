@@ -2,17 +2,17 @@
 metadata (an argument's view is `codegen_args`, names and call snippets `codegen_names`).
 
 Every generated name derives from what it denotes (`ident`: a tool name, an argument path, an
-issue kind), never from a position; every value is a literal made by `codegen` (`literal`,
-`comment`). A metadata field at its default is left out of the module (`_kwargs`).
+issue kind), never from a position; every value is a literal made by `codegen_literals` (`literal`,
+`comment`). A metadata field at its default is left out of the module (`changed_kwargs`).
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from skillc.compiler import ir
-from skillc.compiler.codegen import Code, comment, expr_code, literal, parts_of
-from skillc.compiler.codegen_args import _ArgView, _arg_view
-from skillc.compiler.codegen_names import Names, _call, _kwargs, _names_note, _note, ident
+from skillc.compiler.codegen_literals import Code, comment, expr_code, literal, parts_of
+from skillc.compiler.codegen_args import ArgView, arg_view
+from skillc.compiler.codegen_names import Names, call_code, changed_kwargs, ident, names_note, reviewer_note
 from skillc.compiler.codegen_rules import plan_rule, rule_view
 
 __all__ = ["Names", "ident", "input_view", "output_meta", "skill_meta", "tool_view"]
@@ -31,25 +31,25 @@ _OPS = {
 def _tool_note(tool: ir.ToolContract) -> Code:
     """The line under a tool's header: what the tool may do, in the spec's words."""
     if tool.side_effect != "WRITE":
-        return _note("read only (sideEffect NONE)")
+        return reviewer_note("read only (sideEffect NONE)")
     bits: list[str | Code] = ["WRITE (§14):", "approval before the call;" if tool.effective_confirm else "NO approval (confirm false);"]
     if tool.idempotency_key:
-        bits += ["idempotency key", _names_note(p.text for p in tool.idempotency_key) + ";"]
+        bits += ["idempotency key", names_note(p.text for p in tool.idempotency_key) + ";"]
     else:
         bits.append("no idempotency key;")
     bits += ["verified by", comment(tool.verify.tool), "(§6.4)"] if tool.verify and tool.verify.tool else ["no verify (§6.4)"]
-    return _note(*bits)
+    return reviewer_note(*bits)
 
 
 def _success_note(tool: ir.ToolContract) -> Code:
     s = tool.success
     if s is None:
-        return _note("no success rule: every response is a business success (§6.1)")
+        return reviewer_note("no success rule: every response is a business success (§6.1)")
     if s.op is None:
-        return _note("success (§6.1): any non-empty response")
+        return reviewer_note("success (§6.1): any non-empty response")
     path = comment(s.path.text if s.path else "")
     value = "" if s.op in ("TRUTHY", "EXISTS") else comment(s.value if s.has_value else None)
-    return _note("success (§6.1):", path, s.op, value)
+    return reviewer_note("success (§6.1):", path, s.op, value)
 
 
 def tool_view(names: Names, tool: ir.ToolContract, contract: ir.Contract | None = None) -> dict[str, Any]:
@@ -58,7 +58,7 @@ def tool_view(names: Names, tool: ir.ToolContract, contract: ir.Contract | None 
     (`contract`: where typed evidence fields are resolved)."""
     fn = names.make(("tool", tool.name), ident(tool.name))
     consts: list[Code] = []
-    args = [_arg_view(names, tool.name, param, arg, consts, contract) for param, arg in tool.args.items()]
+    args = [arg_view(names, tool.name, param, arg, consts, contract) for param, arg in tool.args.items()]
     err = tool.error
     verify = _verify_view(tool.verify)
     has_bind = any(a.bind_kind for a in args)
@@ -110,7 +110,7 @@ def _extract_views(extracts: Sequence[ir.Extract]) -> list[dict[str, Any]]:
         views.append(
             {
                 "key": literal(key),
-                "note": _note(comment(key), "at", comment(path_text)) if ex.key else comment(key),
+                "note": reviewer_note(comment(key), "at", comment(path_text)) if ex.key else comment(key),
                 "first": key not in keys,
                 "parts": literal(parts_of(ex.path.parts) if ex.path else ()),
                 "fields": literal(tuple(ex.fields)),
@@ -135,7 +135,7 @@ def _verify_view(verify: ir.Verify | None) -> dict[str, Any] | None:
     return {"args": vargs, "copy_all": not verify.args}
 
 
-def _tool_meta(tool: ir.ToolContract, fn: Code, args: list[_ArgView], has_bind: bool,
+def _tool_meta(tool: ir.ToolContract, fn: Code, args: list[ArgView], has_bind: bool,
                verify: dict[str, Any] | None, rules: list[dict[str, Any]]) -> list[tuple[Code, Code]]:
     """The keywords of the tool's rt.ToolMeta record: fields off their default, every argument's
     ArgMeta, and the generated functions the tool has (bind, check, judge, extract, verify_args)."""
@@ -144,7 +144,7 @@ def _tool_meta(tool: ir.ToolContract, fn: Code, args: list[_ArgView], has_bind: 
            ("verify_args", verify is not None)]
     meta = [
         ("name", literal(tool.name)),
-        *_kwargs([
+        *changed_kwargs([
             ("label", tool.label, None),
             ("side_effect", tool.side_effect, "NONE"),
             ("confirm", tool.effective_confirm, False),
@@ -162,7 +162,7 @@ def _tool_meta(tool: ir.ToolContract, fn: Code, args: list[_ArgView], has_bind: 
 
 
 def _entity_literal(e: ir.Entity) -> Code:
-    return _call("rt.EntitySpec", _kwargs([("id", e.id, "id"), ("name", e.name, "name"), ("scalar", e.scalar, None),
+    return call_code("rt.EntitySpec", changed_kwargs([("id", e.id, "id"), ("name", e.name, "name"), ("scalar", e.scalar, None),
                                           ("keyed", e.keyed, False)]), 0,
                  positional=[literal(e.type)])
 
@@ -185,9 +185,9 @@ def input_view(spec: ir.InputSpec) -> dict[str, Any]:
         # §7: "不写或其他前缀" — any other prefix (platform., evidence., inputs., …) reads the nearest
         # finished upstream node's output of the same name as this input.
         code, source = Code(f"ctx.upstream_output({literal((('k', spec.name),))})"), "NODE_OUTPUT"
-    meta = _call(
+    meta = call_code(
         "rt.InputMeta",
-        [("name", literal(spec.name))] + _kwargs([
+        [("name", literal(spec.name))] + changed_kwargs([
             ("required", spec.required, True),
             ("provider", spec.provider, None),
             ("prefix", prefix, None),
@@ -196,15 +196,15 @@ def input_view(spec: ir.InputSpec) -> dict[str, Any]:
         4,
         len(literal(spec.name)) + 3,
     )
-    note = _note(comment(spec.name), "from", comment(expr.text)) if expr is not None else _note(comment(spec.name), "from upstream output")
+    note = reviewer_note(comment(spec.name), "from", comment(expr.text)) if expr is not None else reviewer_note(comment(spec.name), "from upstream output")
     return {"name": literal(spec.name), "note": note, "code": code, "source": literal(source), "meta": meta}
 
 
 def output_meta(spec: ir.OutputSpec) -> Code:
     entity = _entity_literal(spec.entity) if spec.entity is not None and spec.entity.type is not None else None
-    return _call(
+    return call_code(
         "rt.OutputMeta",
-        [("name", literal(spec.name))] + _kwargs([
+        [("name", literal(spec.name))] + changed_kwargs([
             ("type", spec.type, "VALUE"),
             ("fields", tuple(spec.fields), ()),
             ("min_items", spec.min_items, 1),
@@ -224,12 +224,12 @@ def output_meta(spec: ir.OutputSpec) -> Code:
 def skill_meta(skill: ir.SkillProfile, contract: ir.Contract) -> Code:
     """SKILL: one field per line and one tool name per line, so adding a tool adds a line."""
     lines = [f"    key={literal(skill.skill_key)},", f"    name={literal(skill.skill_name)},"]
-    for k, v in _kwargs([("mode", contract.mode, "REACT"), ("delegatable", contract.delegatable, False), ("target", contract.target, None)]):
+    for k, v in changed_kwargs([("mode", contract.mode, "REACT"), ("delegatable", contract.delegatable, False), ("target", contract.target, None)]):
         lines.append(f"    {k}={v},")
     if skill.tool_names:
         lines.append("    tool_names=(")
         lines += [f"        {literal(n)}," for n in skill.tool_names]
         lines.append("    ),")
-    for k, v in _kwargs([("semantic_desc", skill.semantic_desc, ""), ("manual", skill.skill_manual, "")]):
+    for k, v in changed_kwargs([("semantic_desc", skill.semantic_desc, ""), ("manual", skill.skill_manual, "")]):
         lines.append(f"    {k}={v},")
     return Code("rt.SkillMeta(\n" + "\n".join(lines) + "\n)")

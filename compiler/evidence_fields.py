@@ -10,7 +10,7 @@ sources has no effect (SC802).
 from __future__ import annotations
 
 from skillc.compiler import ir
-from skillc.compiler.codegen import parts_of
+from skillc.compiler.codegen_literals import parts_of
 from skillc.compiler.diagnostics import Diagnostic, make
 
 Resolved = tuple[str | None, str, tuple]  # (tool or None, extract key, path parts as runtime tuples)

@@ -16,7 +16,7 @@ from typing import Any
 import networkx as nx
 
 from skillc.compiler import ir
-from skillc.compiler.codegen import parts_of
+from skillc.compiler.codegen_literals import parts_of
 from skillc.compiler.diagnostics import Diagnostic
 from skillc.compiler.frontend import agent_diagnostics
 

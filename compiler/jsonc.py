@@ -10,7 +10,6 @@ import functools
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any, cast
 
@@ -20,19 +19,10 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from skillc.compiler import ir
 from skillc.compiler.diagnostics import Diagnostic, make
+from skillc.compiler.json_value import J
 from skillc.compiler.studio_border import CODE as BORDER_CODE
 from skillc.compiler.studio_border import LIMITS, contract_refusal, number_too_long
 from skillc.runtime.border import clean_text
-
-
-@dataclass(slots=True)
-class J:
-    """A JSON value with its span. `value`: list of (key, key_span, J) for objects, list of J for
-    arrays, the Python value for scalars."""
-
-    kind: str  # object | array | string | number | bool | null
-    value: Any
-    span: ir.Span
 
 
 # Spans are built with model_construct: their fields are a token's own integers, and validating
@@ -285,4 +275,4 @@ def plain(j: J) -> Any:
     return j.value
 
 
-_KIND_NAMES = {"object": "an object", "array": "a list", "string": "a string", "number": "a number", "bool": "a boolean", "null": "null"}
+KIND_NAMES = {"object": "an object", "array": "a list", "string": "a string", "number": "a number", "bool": "a boolean", "null": "null"}

@@ -14,7 +14,8 @@ from typing import Any
 from skillc.compiler import ir
 from skillc.compiler.diagnostics import Diagnostic, Severity, make
 from skillc.compiler.expr import ExprError, Where, parse_expression, parse_param_path, parse_response_path
-from skillc.compiler.jsonc import _KIND_NAMES, JSON_ERRORS, J, parse_json, plain  # noqa: F401 (JSON_ERRORS re-exported)
+from skillc.compiler.json_value import J
+from skillc.compiler.jsonc import JSON_ERRORS, KIND_NAMES, parse_json, plain  # noqa: F401 (JSON_ERRORS re-exported)
 
 
 def parse_contract(text: str, *, skill: str | None = None, file: str | None = None) -> tuple[ir.Contract | None, list[Diagnostic]]:
@@ -27,7 +28,7 @@ def parse_contract(text: str, *, skill: str | None = None, file: str | None = No
     if root is None:
         return None, diags
     if root.kind != "object":
-        return None, [make("SC101", "error", f"skill_contract must be a JSON object, found {_KIND_NAMES[root.kind]} (§2)", text=text, span=root.span, skill=skill, file=file)]
+        return None, [make("SC101", "error", f"skill_contract must be a JSON object, found {KIND_NAMES[root.kind]} (§2)", text=text, span=root.span, skill=skill, file=file)]
     builder = _Builder(text, skill, file)
     contract = builder.contract(root)
     return contract, diags + builder.diags
@@ -119,7 +120,7 @@ class _Builder:
         spans[name] = j.span
         if j.kind not in kinds:
             want = " or ".join(_JSON_KIND[k] for k in kinds)
-            self._d("SC114", "error", f"{where}.{name} must be {want}, found {_KIND_NAMES[j.kind]}", j.span)
+            self._d("SC114", "error", f"{where}.{name} must be {want}, found {KIND_NAMES[j.kind]}", j.span)
             return None
         return j
 
@@ -141,7 +142,7 @@ class _Builder:
 
     def _enum_value(self, j: J, prop: str, where: str, allowed: tuple[str, ...]) -> str | None:
         if j.kind != "string":
-            self._d("SC114", "error", f"{where} must be a string, one of {', '.join(allowed)}; found {_KIND_NAMES[j.kind]}", j.span)
+            self._d("SC114", "error", f"{where} must be a string, one of {', '.join(allowed)}; found {KIND_NAMES[j.kind]}", j.span)
             return None
         if j.value in allowed:
             return j.value
@@ -170,7 +171,7 @@ class _Builder:
                 if item.value != "":
                     out.append((item.value, item.span))
             elif item.kind != "null":
-                self._d("SC114", "error", f"{where}.{name}[{i}] must be a string, found {_KIND_NAMES[item.kind]}", item.span)
+                self._d("SC114", "error", f"{where}.{name}[{i}] must be a string, found {KIND_NAMES[item.kind]}", item.span)
         return out
 
     def _sources(self, props: Props, where: str, spans: dict[str, ir.Span]) -> list[str]:
@@ -245,7 +246,7 @@ class _Builder:
     def _is_obj(self, j: J, where: str) -> bool:
         if j.kind == "object":
             return True
-        self._d("SC114", "error", f"{where} must be an object, found {_KIND_NAMES[j.kind]}", j.span)
+        self._d("SC114", "error", f"{where} must be an object, found {KIND_NAMES[j.kind]}", j.span)
         return False
 
     def _tool(self, name: str, kspan: ir.Span, j: J) -> ir.ToolContract | None:
@@ -306,7 +307,7 @@ class _Builder:
         for i, item in enumerate(items):
             w = f"{where}.evidence" + ("" if j.kind == "string" else f"[{i}]")
             if item.kind != "string" or item.value == "":
-                self._d("SC114", "error", f"{w} must be a non-empty string, found {_KIND_NAMES[item.kind]}", item.span)
+                self._d("SC114", "error", f"{w} must be a non-empty string, found {KIND_NAMES[item.kind]}", item.span)
                 continue
             tool, sep, rest = item.value.partition(":")
             if not sep:
@@ -366,7 +367,7 @@ class _Builder:
             for key, kspan, val in self._entries(lets, f"{where}.let"):
                 if val.kind != "string" or val.value == "":
                     self._d("SC114", "error", f"{where}.let.{key} must be an expression (a non-empty string), found "
-                            f"{_KIND_NAMES[val.kind]}", val.span)
+                            f"{KIND_NAMES[val.kind]}", val.span)
                     continue
                 kw["lets"].append(ir.RuleLet(name=key, text=val.value, span=val.span, key_span=kspan))
         return ir.Rule(span=j.span, prop_spans=sp, **kw)

@@ -16,13 +16,11 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from skillc.compiler import ir
+from skillc.compiler.json_value import J
 from skillc.runtime import border
-
-if TYPE_CHECKING:
-    from skillc.compiler.jsonc import J
 
 CODE = "SC506"
 NOT_YAML = "SC507"  # a skill.yaml or agent file that is not a YAML mapping: that record unreadable

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillc.compiler import codegen, ir
+from skillc.compiler import codegen, codegen_literals, ir
 from skillc.runtime import support as rt
 
 PAYLOADS = [
@@ -206,20 +206,20 @@ def test_deep_constants_go_through_json() -> None:
     deep: Any = "leaf"
     for _ in range(300):
         deep = [deep]
-    code = codegen.literal(deep)
+    code = codegen_literals.literal(deep)
     assert code.startswith("rt.json_value(")
     assert eval(code, {"rt": rt}) == deep  # noqa: S307 - evaluating the compiler's own literal
 
 
 @pytest.mark.parametrize("value", [object(), {1, 2}, b"bytes", {("t",): 1}, type("S", (str,), {})("sub")])
 def test_non_json_values_are_refused(value: Any) -> None:
-    with pytest.raises(codegen.UnsafeLiteral):
-        codegen.literal(value)
+    with pytest.raises(codegen_literals.UnsafeLiteral):
+        codegen_literals.literal(value)
 
 
 def test_comment_never_holds_a_line_break() -> None:
     for s in PAYLOADS:
-        text = codegen.comment(s)
+        text = codegen_literals.comment(s)
         assert not any(ch in text for ch in "\r\n\x0b\x0c\x85\u2028\u2029")
         assert ast.literal_eval(text) == s
 
@@ -234,7 +234,7 @@ json_values = st.recursive(
 @settings(max_examples=200, deadline=None)
 @given(json_values)
 def test_literal_round_trips(value: Any) -> None:
-    code = codegen.literal(value)
+    code = codegen_literals.literal(value)
     assert ast.literal_eval(code) == value
     assert repr(ast.literal_eval(code)) == repr(value)  # same types, -0.0 and key order included
 
@@ -311,7 +311,7 @@ def test_hostile_rule_text_stays_data(s: str) -> None:
 def test_a_let_name_that_is_not_an_identifier_is_refused_by_codegen(let_name: str) -> None:
     rule = ir.Rule(name="r", message="m", lets=[ir.RuleLet(name=let_name, text="1")], expr="true")
     tool = ir.ToolContract(name="t", rules=[rule])
-    with pytest.raises(codegen.UnsafeLiteral):
+    with pytest.raises(codegen_literals.UnsafeLiteral):
         codegen.generate_module(ir.SkillProfile(skill_key="k", tool_names=["t"]), ir.Contract(tools={"t": tool}))
 
 
@@ -330,5 +330,5 @@ def test_python_in_a_rule_is_never_code(expr: str) -> None:
     checker.check(node)
     assert any(f.code == "SC703" for f in checker.findings)
     tool = ir.ToolContract(name="t", rules=[ir.Rule(name="r", message="m", expr=expr)])
-    with pytest.raises(codegen.UnsafeLiteral):
+    with pytest.raises(codegen_literals.UnsafeLiteral):
         codegen.generate_module(ir.SkillProfile(skill_key="k", tool_names=["t"]), ir.Contract(tools={"t": tool}))
