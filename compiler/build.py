@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -447,11 +446,3 @@ def check_stale(source: str | os.PathLike[str] | ir.Studio, out_dir: str | os.Pa
         )
     return lines
 
-
-def clean(out_dir: str | os.PathLike[str]) -> None:
-    """Remove what a build wrote in `out_dir` (other files are left alone)."""
-    out = Path(out_dir)
-    for folder in ("skills", "agents"):
-        shutil.rmtree(out / folder, ignore_errors=True)
-    (out / MANIFEST).unlink(missing_ok=True)
-    (out / STAMPS).unlink(missing_ok=True)

@@ -381,7 +381,7 @@ async def run_chain(env: SessionEnv, node: NodeState, tool: str, raw: Any, *, ap
                       "use only the tools in your catalog", args=c.trace_args() if isinstance(parsed, dict) else parsed)
     c.ctx = NodeContext(env, node)
     if c.meta is not None and c.meta.side_effect == SideEffect.WRITE and node.target is None:
-        node.target, node.target_claimed = tool, True  # §10.1 rule 3
+        node.target = tool  # §10.1 rule 3
     for step in BEFORE:
         result = step(c)
         if result is not None:

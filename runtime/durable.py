@@ -57,7 +57,6 @@ log = logging.getLogger("skillc.runtime")
 LEASE_TTL = 30.0  # seconds; renewed by the turn's heartbeat (every third of it) and by its units
 RELEASE_TRIES = (0.05, 0.2, 0.5)  # seconds between the turn's own tries to give its lease back
 _RELEASING: set[asyncio.Task[None]] = set()  # releases still being tried after their turn ended
-ENDED = ("DONE", "FAILED", "CANCELLED")
 
 
 def attach_evidence(task: TaskState | None, evidence: dict[str, Any]) -> TaskState | None:
@@ -94,7 +93,7 @@ class Durability:
         self.s = session
         self.holder = new_holder()  # one per Session object: two objects on one session exclude each other
         register_holder(self.holder, session.rt.store)
-        ttl = getattr(session.rt.store, "lease_ttl", None) or getattr(session.rt, "lease_ttl", None)
+        ttl = getattr(session.rt.store, "lease_ttl", None)
         self.ttl = float(ttl or LEASE_TTL)
         self.margin = min(self.ttl * 0.2, 5.0)  # the local deadline ends this much before the store's expiry
         self.leased = False

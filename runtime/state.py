@@ -74,7 +74,6 @@ class NodeState:
     kind: str = "main"  # main | provider | delegate
     deps: list[str] = field(default_factory=list)
     target: str | None = None
-    target_claimed: bool = False
     state: str = "PENDING"  # PENDING RUNNING SUSPENDED WAITING DONE FAILED CANCELLED SKIPPED
     depth: int = 0
     parent: str | None = None  # the delegator, for delegate nodes
@@ -94,7 +93,6 @@ class NodeState:
     replayed: list[str] = field(default_factory=list)
     last_business: str | None = None  # evidence id of the most recent business call
     pending: PendingApproval | None = None
-    approved: bool = False  # the pending approval was confirmed: run it without the gate
     suspended: str | None = None  # FOLLOW_UP | APPROVAL | VERIFY
     verify_evidence: str | None = None
     follow_up: FollowUp | None = None
@@ -141,6 +139,16 @@ class SessionState:
 
 
 _NESTED = ("pending", "follow_up", "answered")  # NodeState's nested records
+# Fields earlier versions kept on a node and nothing read: dropped when a stored node is loaded, so
+# a session stored before they went still opens.
+RETIRED_NODE_FIELDS = ("approved", "target_claimed")
+
+
+def without_retired(doc: Any) -> Any:
+    """A stored node document without RETIRED_NODE_FIELDS (the same object when it has none)."""
+    if isinstance(doc, dict) and any(key in doc for key in RETIRED_NODE_FIELDS):
+        doc = {k: v for k, v in doc.items() if k not in RETIRED_NODE_FIELDS}
+    return doc
 
 
 def to_doc(obj: Any) -> dict[str, Any]:
@@ -158,7 +166,7 @@ def to_doc(obj: Any) -> dict[str, Any]:
 
 def node_from_doc(doc: dict[str, Any]) -> NodeState:
     """Rebuild a NodeState (nested records included)."""
-    doc = dict(doc)
+    doc = dict(without_retired(doc))
     if doc.get("pending"):
         doc["pending"] = PendingApproval(**doc["pending"])
     for key in ("follow_up", "answered"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import os
 import sqlite3
 import subprocess
@@ -443,6 +444,35 @@ def test_a_task_stored_before_its_first_evidence_number_was_kept_loads_every_rec
             await other_gw.aclose()
 
     assert asyncio.run(go()) == ["e1", "e2"]
+
+
+def test_a_node_stored_with_fields_since_retired_opens_and_runs_on(compiled: Path, tmp_path: Path) -> None:
+    # Earlier versions stored `approved` and `target_claimed` on every node (nothing read them): a
+    # session stored then, suspended for approval, opens in this version and the CONFIRM posts.
+    world = World(compiled, tmp_path)
+
+    async def go() -> Any:
+        runtime, model, gateway = await world.runtime()
+        try:
+            s = await runtime.open_session(PLATFORM, session_id="s1")
+            model.load_turn([POST, APPROVE])
+            assert (await s.send(USER)).kind == "APPROVAL"
+        finally:
+            await gateway.aclose()
+        with sqlite3.connect(world.store_path) as db:
+            (node,) = [n for (doc,) in db.execute("SELECT doc FROM tasks") for n in json.loads(doc)["nodes"]]
+            db.execute(f"UPDATE tasks SET doc = json_set(doc, '$.nodes.{node}.approved', json('false'), "
+                       f"'$.nodes.{node}.target_claimed', json('true'))")
+        runtime, model, gateway = await world.runtime()
+        try:
+            s = await runtime.open_session(PLATFORM, session_id="s1")
+            model.load_turn([FINISH])
+            return await s.answer({"decision": "CONFIRM"})
+        finally:
+            await gateway.aclose()
+
+    assert "Booked R-7001" in asyncio.run(go()).text
+    assert posts(world.records) == 1
 
 
 def test_a_studio_refreshed_mid_turn_changes_nothing_in_that_turn(compiled: Path, tmp_path: Path) -> None:

@@ -235,36 +235,3 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release the connection(s)."""
-
-
-class BufferedWrites:
-    """`put_*` outside a unit, applied by `commit()` in one unit: for callers that gather a
-    stopping point's writes before committing them. A failed commit drops the buffer (the caller
-    reloads), so nothing is half-applied and nothing stays pending."""
-
-    _buffer: list[tuple[str, tuple[Any, ...]]]
-
-    def unit(self, session: str | None = None, *, holder: str | None = None, expires: float | None = None,
-             fence: int | None = None) -> AbstractContextManager[UnitOfWork]:
-        raise NotImplementedError
-
-    def put_session(self, state: SessionState, now: float = 0.0) -> None:
-        """Buffer a session write for the next `commit()`."""
-        self._buffer.append(("put_session", (state, now)))
-
-    def put_task(self, task: TaskState) -> None:
-        """Buffer a task write for the next `commit()`."""
-        self._buffer.append(("put_task", (task,)))
-
-    def put_evidence(self, session: str, ev: Evidence) -> None:
-        """Buffer an evidence write for the next `commit()`."""
-        self._buffer.append(("put_evidence", (session, ev)))
-
-    def commit(self) -> None:
-        """Apply the buffered writes in one unit of work."""
-        ops, self._buffer = self._buffer, []
-        if not ops:
-            return
-        with self.unit() as uow:
-            for name, args in ops:
-                getattr(uow, name)(*args)

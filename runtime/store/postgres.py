@@ -37,7 +37,6 @@ from typing import Any
 from skillc.runtime.state import SessionState
 from skillc.runtime.store.base import (
     SCHEMA_VERSION,
-    BufferedWrites,
     Lease,
     LeaseLost,
     StoreConflict,
@@ -91,7 +90,7 @@ def _redact(url: str) -> str:
     return f"{scheme}://{userinfo.partition(':')[0]}:***@{tail}"
 
 
-class PostgresStore(RowReads, BufferedWrites):
+class PostgresStore(RowReads):
     """A PostgreSQL database through a connection pool; safe to share between threads."""
 
     PARAM = "%s"
@@ -103,7 +102,6 @@ class PostgresStore(RowReads, BufferedWrites):
         self.path = _redact(url)  # what messages name, as SQLiteStore.path does
         self.lease_ttl = lease_ttl
         self.threads = max(1, pool_size) + 2  # the runtime's store threads (offloop.py): one per connection
-        self._buffer: list[tuple[str, tuple[Any, ...]]] = []
         self._local = threading.local()  # per thread: inside a unit (units do not nest)
         self._closed = False
         self._history = StoredHistory()
@@ -368,11 +366,8 @@ class PostgresStore(RowReads, BufferedWrites):
         return not self._closed
 
     def close(self) -> None:
-        """Apply buffered writes, then close the pool."""
+        """Close the pool."""
         if self._closed:
             return
-        try:
-            self.commit()
-        finally:
-            self._closed = True
-            self._close_quietly()
+        self._closed = True
+        self._close_quietly()

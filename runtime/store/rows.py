@@ -11,7 +11,7 @@ from dataclasses import MISSING, fields
 from typing import Any
 
 from skillc.runtime import jsontext
-from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc
+from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc, without_retired
 from skillc.runtime.store.base import ReplyRecord, StoreCorrupt
 from skillc.runtime.vocab import OPEN_STATUSES
 
@@ -155,7 +155,7 @@ def task_from(session: str, task_id: str, text: Any) -> TaskState:
     """A task row's document back as a TaskState (its nodes checked one by one)."""
     what = f"task {task_id}"
     doc = check(TaskState, decode(text, session, what), session, what)
-    nodes = {key: node_from_doc(check(NodeState, node, session, f"{what} node {key}"))
+    nodes = {key: node_from_doc(check(NodeState, without_retired(node), session, f"{what} node {key}"))
              for key, node in doc.get("nodes", {}).items()}
     try:
         return TaskState(**dict(doc, nodes=nodes))

@@ -20,7 +20,6 @@ from typing import Any, Callable
 from skillc.runtime.state import Evidence, SessionState, TaskState, to_doc
 from skillc.runtime.store.base import (
     SCHEMA_VERSION,
-    BufferedWrites,
     Lease,
     LeaseLost,
     ReplyRecord,
@@ -193,7 +192,7 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
         s in text for s in ("no such table", "no such column", "malformed", "not a database", "corrupt"))
 
 
-class SQLiteStore(RowReads, BufferedWrites):
+class SQLiteStore(RowReads):
     """One SQLite file (or ":memory:"); one connection, used by one thread at a time (a lock): the
     runtime calls it from one dedicated thread (`offloop.py`), tools and tests from theirs."""
 
@@ -206,7 +205,6 @@ class SQLiteStore(RowReads, BufferedWrites):
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self.path = path
         self.lease_ttl = lease_ttl
-        self._buffer = []
         self._in_unit = False
         self._lock = threading.RLock()  # one statement sequence at a time on the one connection
         self._history = StoredHistory()
@@ -426,8 +424,5 @@ class SQLiteStore(RowReads, BufferedWrites):
         return True
 
     def close(self) -> None:
-        """Apply buffered writes, then close."""
-        try:
-            self.commit()
-        finally:
-            self.db.close()
+        """Close the connection."""
+        self.db.close()

@@ -197,15 +197,6 @@ def test_open_tasks(store_factory: Factory) -> None:
     assert store.get_session("s1").tasks == ["t1", "t2", "t10"]
 
 
-def test_buffered_writes_commit_as_one_unit(store_factory: Factory) -> None:
-    store = store_factory()
-    store.put_session(_session(), 1.0)
-    store.put_task(_task())
-    assert store_factory().get_session("s1") is None  # nothing before commit()
-    store.commit()
-    assert store_factory().get_task("s1", "t1") is not None
-
-
 def test_version_of_tells_another_process_its_copy_is_stale(store_factory: Factory) -> None:
     a, b = store_factory(), store_factory()
     assert a.version_of("s1") == 0  # absent
