@@ -183,7 +183,7 @@ async def output_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> 
                       f"declared outputs: {', '.join(module.OUTPUTS)}")
     if not module.OUTPUTS and not outputs_used(env, node):
         return reject(ErrorName.OUTPUT_WRITE_FORBIDDEN, "this node has no outputs", None)
-    problem = _source_problem(env, node, spec, value, source, ref, args.get("sourcePath"))
+    problem = await _source_problem(env, node, spec, value, source, ref, args.get("sourcePath"))
     if problem:
         return reject(problem[0], problem[1], "set the output from evidence or another allowed source, with the exact value")
     node.outputs[key] = {"value": value, "source": source, "ref": ref}
@@ -194,7 +194,7 @@ async def output_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> 
 _OUTPUT_SOURCES = frozenset(Source) - {Source.MODEL}
 
 
-def _source_problem(env: SessionEnv, node: NodeState, spec: Any, value: Any, source: str, ref: Any,
+async def _source_problem(env: SessionEnv, node: NodeState, spec: Any, value: Any, source: str, ref: Any,
                     path: Any) -> tuple[str, str] | None:
     if source == Source.MODEL:
         return ErrorName.SOURCE_REJECT, "an output cannot come from MODEL"
@@ -206,7 +206,7 @@ def _source_problem(env: SessionEnv, node: NodeState, spec: Any, value: Any, sou
     if source == Source.EVIDENCE:
         if not ref:
             return ErrorName.EVIDENCE_PATH_INVALID, "sourceRef (the evidence id) is empty"
-        ev = env.find_evidence(str(ref))
+        ev = await env.find_evidence(str(ref))
         if ev is None or not ev.completed:  # §9: evidence is a business-successful call (empty counts)
             return ErrorName.SOURCE_REJECT, f"no successful evidence {ref}"
         found = get_path(ev.response, parse_path(str(path or "")))
@@ -243,7 +243,7 @@ async def evidence_get(env: SessionEnv, node: NodeState, args: dict[str, Any]) -
     eid = str(args.get("evidenceId") or "").strip()
     if not eid:
         return reject(ErrorName.EVIDENCE_PATH_INVALID, "evidenceId is empty", "give an evidence id such as e1")
-    ev = env.find_evidence(eid)
+    ev = await env.find_evidence(eid)
     if ev is None:
         return reject(ErrorName.EVIDENCE_PATH_INVALID, f"no evidence {eid}", None)
     return CallResult(ok=True, data={"tool": ev.tool, "status": ev.status, "businessOk": ev.business_ok,

@@ -71,7 +71,7 @@ class SessionEnv(Protocol):
         """Mark an evidence record changed: it is written at the next `save`."""
         ...
 
-    def find_evidence(self, evidence_id: str) -> Evidence | None:
+    async def find_evidence(self, evidence_id: str) -> Evidence | None:
         """An evidence record by id: held in memory, else an earlier task's from the store."""
         ...
 

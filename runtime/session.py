@@ -300,13 +300,14 @@ class Session:
         pool = self.session.values if prefix == "session" else (self.task.shared if self.task else {})
         return has_value(get_path(pool, tuple(tuple(p) for p in parts)))
 
-    def find_evidence(self, evidence_id: str) -> Evidence | None:
+    async def find_evidence(self, evidence_id: str) -> Evidence | None:
         """An evidence record by id: held in memory, else an earlier task's from the store
-        (a reopened session holds only its active task's, see durable.load_held)."""
+        (a reopened session holds only its active task's, see durable.load_held), read off the
+        event loop like every store call: a slow read stalls this turn, never the others."""
         held = self.evidence.get(evidence_id)
         if held is not None or not evidence_id:
             return held
-        return self.rt.store.evidence_record(self.session.id, evidence_id)
+        return await offloop.call(self.rt.store, self.rt.store.evidence_record, self.session.id, evidence_id)
 
     def put_evidence(self, ev: Evidence) -> None:
         """Mark an evidence record changed."""

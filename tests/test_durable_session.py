@@ -408,7 +408,7 @@ def test_a_reopened_session_holds_its_active_tasks_evidence_only(compiled: Path,
             task = again.task
             node = task.nodes[task.order[-1]]
             earlier = await builtins.evidence_get(again, node, {"evidenceId": "e1"})
-            return held_before, sorted(again.evidence), again.state()["evidence"], again.find_evidence("e1"), \
+            return held_before, sorted(again.evidence), again.state()["evidence"], await again.find_evidence("e1"), \
                 earlier, node.evidence
         finally:
             await other_gw.aclose()

@@ -104,3 +104,29 @@ def test_a_failed_lease_release_is_retried_and_leaves_the_session_free(farm: dic
              deadline=10)
     after = _book(caller, fake_model, b, "rel", 2)
     assert _refused(after) is None and reply_text(after) == "booked rel-2", after
+
+
+def test_an_earlier_tasks_evidence_read_from_a_locked_table_freezes_no_worker(farm: dict[str, Any],
+                                                                              fake_model: Any) -> None:
+    """`Session.find_evidence` (an earlier task's record, asked for by id) reads the store off the
+    event loop: while that read waits on a locked table, `/healthz` answers."""
+    (a,) = farm["workers"]({"lock_timeout": 10.0})
+    caller, url = farm["caller"], farm["url"]
+    assert outcome(_book(caller, fake_model, a, "ev", 0)) == {"type": "success"}  # e1, in task t1
+    fake_model.add(_call("builtin_evidence_get", evidenceId="e1"))
+    stuck = psycopg.connect(url)  # a transaction holding the evidence table: every read of it waits
+    try:
+        stuck.execute("LOCK TABLE evidence IN ACCESS EXCLUSIVE MODE")
+        result: dict[str, Any] = {}
+        later = threading.Thread(target=lambda: result.__setitem__(
+            "run", Caller().run(a, "ev", "ev-1", "Show me what e1 was")))
+        later.start()
+        wait_for(lambda: len(query(url, "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                        "AND datname = current_database()")) == 1, "the read to wait on the table")
+        for _ in range(5):
+            assert _quick(a, "/healthz").status_code == 200
+    finally:
+        stuck.close()
+    later.join(90)
+    results = [e["content"] for e in result["run"]["events"] if e["type"] == "TOOL_CALL_RESULT"]
+    assert results and '\\"ref\\": \\"R-ev-0\\"' in results[0], results  # e1, read from the store

@@ -84,7 +84,7 @@ class ReplayEnv:
     def put_evidence(self, ev: Evidence) -> None:
         """Evidence lives in memory for the conversation only."""
 
-    def find_evidence(self, evidence_id: str) -> Evidence | None:
+    async def find_evidence(self, evidence_id: str) -> Evidence | None:
         """An evidence record of this conversation by id."""
         return self.evidence.get(evidence_id)
 
