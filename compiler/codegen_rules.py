@@ -63,7 +63,7 @@ class Py:
 
     head: str
     args: tuple["Py", ...] = ()
-    kind: str = "atom"  # atom | call | lambda | cond
+    kind: str = "atom"  # atom | call | lambda | cond | comp (`[elt for head in iterable]`) | infix (`(a head b)`)
     brackets: str = "()"
 
     def flat(self) -> str:
@@ -75,7 +75,14 @@ class Py:
         if self.kind == "cond":
             then, cond, other = (a.flat() for a in self.args)
             return f"({then} if cel.truth({cond}) else {other})"
+        if self.kind == "infix":
+            return f"({self.args[0].flat()} {self.head} {self.args[1].flat()})"
+        if self.kind == "comp":
+            return f"[{self.args[0].flat()} for {self.head} in {self.args[1].flat()}{self._cond_flat()}]"
         return self.head
+
+    def _cond_flat(self) -> str:
+        return f" if cel.truth({self.args[2].flat()}, \"filter\")" if len(self.args) > 2 else ""
 
     def layout(self, indent: int, lead: int = 0) -> str:
         """The code laid out as black would: on one line if it fits in 100 columns (from `indent`,
@@ -89,6 +96,17 @@ class Py:
             return f"{self.head}{self.brackets[0]}\n{inner}{' ' * indent}{self.brackets[1]}"
         if self.kind == "lambda":
             return self.head + self.args[0].layout(indent, lead + len(self.head))
+        if self.kind == "infix":
+            left, right = self.args
+            return (f"(\n{pad}{left.layout(indent + 4)}\n{pad}{self.head} "
+                    f"{right.layout(indent + 4, len(self.head) + 1)}\n{' ' * indent})")
+        if self.kind == "comp":
+            elt, iterable = self.args[0], self.args[1]
+            tail = ""
+            if len(self.args) > 2:
+                tail = f"\n{pad}if cel.truth({self.args[2].layout(indent + 4, 12)}, \"filter\")"
+            return (f"[\n{pad}{elt.layout(indent + 4)}\n{pad}for {self.head} in "
+                    f"{iterable.layout(indent + 4, 8 + len(self.head))}{tail}\n{' ' * indent}]")
         then, cond, other = self.args
         return (f"(\n{pad}{then.layout(indent + 4)}\n{pad}if cel.truth({cond.layout(indent + 4, 13)})\n"
                 f"{pad}else {other.layout(indent + 4, 5)}\n{' ' * indent})")
@@ -100,6 +118,14 @@ def _atom(text: str) -> Py:
 
 def _call(head: str, *args: Py) -> Py:
     return Py(head, tuple(args), "call")
+
+
+def _comp(var: str, elt: Py, iterable: Py, cond: Py | None = None) -> Py:
+    return Py(var, (elt, iterable) + ((cond,) if cond is not None else ()), "comp")
+
+
+def _string_lit(node: A.Node) -> bool:
+    return isinstance(node, A.Lit) and node.kind == "string"
 
 
 def _lambda(var: str, body: Py) -> Py:
@@ -156,6 +182,14 @@ class Emitter:
             if node.op in ("&&", "||"):
                 head = "cel.and_" if node.op == "&&" else "cel.or_"
                 return _call(head, _lambda("", self.tree(node.left)), _lambda("", self.tree(node.right)))
+            if node.op in ("==", "!=") and (_string_lit(node.left) or _string_lit(node.right)):
+                # a string equals only a string, and Python's == never holds between a str and
+                # another kind of value: CEL's `==` against a string literal is Python's
+                return Py(node.op, (self.tree(node.left), self.tree(node.right)), "infix")
+            if (node.op == "in" and isinstance(node.right, A.ListLit) and node.right.items
+                    and all(_string_lit(i) for i in node.right.items)):
+                # `x in ['a', 'b']`: only a string equal to one is in it, as in a Python tuple
+                return Py("in", (self.tree(node.left), self.tree(node.right)), "infix")
             return _call(_BINARY[node.op], self.tree(node.left), self.tree(node.right))
         if isinstance(node, A.Cond):
             return Py("", (self.tree(node.then), self.tree(node.cond), self.tree(node.other)), "cond")
@@ -165,11 +199,13 @@ class Emitter:
             target = self.tree(node.target)
             if node.kind == "map":
                 assert node.transform is not None
-                fn = _lambda(var, inner.tree(node.transform))
-                if node.pred is not None:
+                if node.pred is not None:  # every item's condition is judged before any is mapped
+                    fn = _lambda(var, inner.tree(node.transform))
                     return _call("cel.map_", target, fn, _lambda(var, inner.tree(node.pred)))
-                return _call("cel.map_", target, fn)
+                return _comp(var, inner.tree(node.transform), _call("cel.items", target, _atom('"map"')))
             assert node.pred is not None
+            if node.kind == "filter":
+                return _comp(var, _atom(var), _call("cel.items", target, _atom('"filter"')), inner.tree(node.pred))
             return _call(_MACROS[node.kind], target, _lambda(var, inner.tree(node.pred)))
         if isinstance(node, A.Call):
             return self._call(node)

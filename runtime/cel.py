@@ -12,7 +12,7 @@ promise to compiled modules: remove one only with a codegen change.
 from __future__ import annotations
 
 from skillc.runtime.cel_logic import (
-    SKIPPED, all_, and_, exists, exists_one, filter_, has, index, make_map, map_, max_, min_, not_, or_, result,
+    SKIPPED, all_, and_, exists, exists_one, filter_, has, index, items, make_map, map_, max_, min_, not_, or_, result,
     select, size, sum_, truth,
 )
 from skillc.runtime.cel_text import (
@@ -28,7 +28,7 @@ from skillc.runtime.cel_values import (
 __all__ = [
     "INT64_MAX", "INT64_MIN", "MAX_DURATION", "SKIPPED", "Undecidable", "add", "all_", "and_",
     "compile_pattern", "contains", "div", "dur_part", "duration", "dyn", "ends_with", "eq", "exists", "exists_one",
-    "filter_", "format_duration", "format_timestamp", "ge", "gt", "has", "in_", "index", "le", "lower_ascii", "lt",
+    "filter_", "format_duration", "format_timestamp", "ge", "gt", "has", "in_", "index", "items", "le", "lower_ascii", "lt",
     "make_map", "map_", "matches", "max_", "min_", "mod", "mul", "ne", "neg", "not_", "or_", "result", "select", "size",
     "starts_with", "sub", "sum_", "timestamp", "to_bool", "to_decimal", "to_double", "to_int", "to_string", "trim",
     "truth", "ts_part", "type_name", "upper_ascii",

@@ -27,20 +27,9 @@ def not_(v: Any) -> bool:
     return not truth(v, "!")
 
 
-def _junction(left: Callable[[], Any], right: Callable[[], Any], stop: bool, op: str) -> bool:
-    """`&&` (stop False) and `||` (stop True): `stop` if either side is `stop`, even when the other
-    cannot be decided; the other bool if both are; else the first side's error."""
-    sides = []
-    for side in (left, right):
-        try:
-            v = side()
-        except Undecidable as exc:
-            v = exc
-        if v is stop:
-            return stop
-        sides.append(v)
-    if all(v is (not stop) for v in sides):
-        return not stop
+def _settle(sides: tuple[Any, Any], op: str) -> bool:
+    """Neither side of `&&`/`||` decided it and they are not both bools: the first side's error,
+    else no such operator for these kinds."""
     for v in sides:
         if isinstance(v, Undecidable):
             raise v
@@ -48,13 +37,43 @@ def _junction(left: Callable[[], Any], right: Callable[[], Any], stop: bool, op:
 
 
 def and_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
-    """`left && right`: false if either side is false, even when the other cannot be decided."""
-    return _junction(left, right, False, "&&")
+    """`left && right`: false if either side is false, even when the other cannot be decided;
+    true if both are true; else the first side's error."""
+    try:
+        a = left()
+    except Undecidable as exc:
+        a = exc
+    if a is False:
+        return False
+    try:
+        b = right()
+    except Undecidable as exc:
+        b = exc
+    if b is False:
+        return False
+    if a is True and b is True:
+        return True
+    return _settle((a, b), "&&")
 
 
 def or_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
-    """`left || right`: true if either side is true, even when the other cannot be decided."""
-    return _junction(left, right, True, "||")
+    """`left || right`: true if either side is true, even when the other cannot be decided;
+    false if both are false; else the first side's error."""
+    try:
+        a = left()
+    except Undecidable as exc:
+        a = exc
+    if a is True:
+        return True
+    try:
+        b = right()
+    except Undecidable as exc:
+        b = exc
+    if b is True:
+        return True
+    if a is False and b is False:
+        return False
+    return _settle((a, b), "||")
 
 
 def result(v: Any) -> bool:
@@ -126,6 +145,14 @@ def size(v: Any) -> int:
 # ---------------------------------------------------------------- macros
 
 
+def items(coll: Any, macro: str) -> list:
+    """What a macro ranges over: a list's items, a map's keys (generated `map` and `filter`
+    comprehensions iterate this)."""
+    if type(coll) is list:
+        return coll
+    return _items(coll, macro)
+
+
 def _items(coll: Any, macro: str) -> list:
     if isinstance(coll, list):
         return coll
@@ -138,7 +165,7 @@ def _quantified(coll: Any, pred: Callable[[Any], Any], stop: bool, macro: str) -
     """`all` (stop False) and `exists` (stop True): `stop` as soon as an item's condition is
     `stop`, even when another item's cannot be decided; else the first such error, or `not stop`."""
     err: Undecidable | None = None
-    for item in _items(coll, macro):
+    for item in coll if type(coll) is list else _items(coll, macro):
         try:
             v = pred(item)
         except Undecidable as exc:
@@ -174,7 +201,7 @@ def filter_(coll: Any, pred: Callable[[Any], Any]) -> list:
 
 def map_(coll: Any, fn: Callable[[Any], Any], pred: Callable[[Any], Any] | None = None) -> list:
     """`coll.map(x, e)` and `coll.map(x, p, e)` (only the items for which p is true)."""
-    items = _items(coll, "map")
+    items = coll if type(coll) is list else _items(coll, "map")
     if pred is not None:
         items = [i for i in items if truth(pred(i), "map")]
     return [fn(i) for i in items]
@@ -187,15 +214,23 @@ def sum_(coll: Any) -> Any:
     """`sum(list)`: 0 for an empty list; ints stay ints, any double makes a double, any decimal a
     decimal (exact)."""
     items = coll if isinstance(coll, list) else _bad_list("sum", coll)
-    kinds = {type(v) for v in items}
-    if len(kinds) == 1 and (Decimal in kinds or float in kinds):  # one kind: Python's own sum is exact enough
-        return sum(items, Decimal(0) if Decimal in kinds else 0.0)
+    if items:
+        kind = type(items[0])
+        if kind is Decimal or kind is float:  # one kind throughout: Python's own sum is exact enough
+            for v in items:
+                if type(v) is not kind:
+                    break
+            else:
+                return sum(items, _ZERO if kind is Decimal else 0.0)
     total: Any = 0
     for v in items:
         if not _is_num(v):
             raise Undecidable("sum", f"a {type_name(v)} is not a number")
         total = add(total, v)
     return total
+
+
+_ZERO = Decimal(0)
 
 
 def _bad_list(fn: str, v: Any) -> list:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
 from typing import Any
 
 from skillc.runtime.errors import SkillcError
@@ -71,12 +70,15 @@ def to_decimal(v: Any, what: str = "decimal()") -> Decimal:
     t = type(v)
     if t is Decimal:
         return v
-    if t is int:
-        return Decimal(v)
     if t is float:
+        hit = _FLOATS.get(v)
+        if hit is not None:
+            return hit
         if math.isnan(v) or math.isinf(v):
             raise Undecidable(what, f"{v} is not a decimal number")
         return _float_decimal(v)
+    if t is int:
+        return Decimal(v)
     if isinstance(v, str):
         try:
             d = Decimal(v.strip())
@@ -88,10 +90,18 @@ def to_decimal(v: Any, what: str = "decimal()") -> Decimal:
     raise Undecidable(what, f"a {type_name(v)} is not a number")
 
 
-@lru_cache(maxsize=4096)
+_FLOATS: dict[float, Decimal] = {}  # finite nonzero doubles seen -> their decimals (prices recur)
+
+
 def _float_decimal(v: float) -> Decimal:
-    """A finite double as the decimal of its shortest text (prices recur: kept for reuse)."""
-    return Decimal(repr(v))
+    """A finite double as the decimal of its shortest text, kept for reuse (bounded). Zero is not
+    kept: 0.0 and -0.0 are one dict key but two decimals."""
+    d = Decimal(repr(v))
+    if v:
+        if len(_FLOATS) >= 4096:
+            _FLOATS.clear()
+        _FLOATS[v] = d
+    return d
 
 
 def _promote(a: Any, b: Any) -> tuple[Any, Any, str]:

@@ -272,9 +272,12 @@ def step_rules(c: Call) -> CallResult | None:
         return None
     assert c.ctx is not None
     verdict = judge(c.meta.rules, call_scope(c.ctx, c.args, c.env.now()))
+    if verdict.all_held:  # the common case: no outcome objects, the names worked out once per tool
+        c.rules_held = _memo("rule names", c.meta, lambda m: tuple(r.name for r in m.rules))
+        return None
     c.rules_held = tuple(o.rule.name for o in verdict.held)
     failed = verdict.failed
-    if not failed:
+    if not failed:  # some guard did not apply, every rule that applied held
         return None
     violated = any(o.status == RuleStatus.VIOLATED for o in failed)
     message = " ".join(f"[{o.rule.name}] {o.rule.message}" + (f" (cannot be decided: {o.why})" if o.why else "")

@@ -8,7 +8,7 @@ sorts them into held, violated, undecidable and not applying (a `when` guard tha
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -22,7 +22,8 @@ class Scope:
     """The names a rule sees. `records` yields (tool, response body) pairs in §9 order (this
     node's newest first, then upstream nodes); it is read once, when a rule first asks."""
 
-    __slots__ = ("args", "platform", "shared", "inputs", "_now", "_clock", "vars", "_records", "_seen", "_by_tool")
+    __slots__ = ("args", "platform", "shared", "inputs", "_now", "_clock", "vars", "_records", "_ctx", "_seen",
+                 "_by_tool")
 
     def __init__(self, *, args: Any, platform: Any, shared: Any, inputs: Any, now: datetime | float,
                  records: Callable[[], Iterable[tuple[str, Any]]], vars: dict[str, Any] | None = None) -> None:
@@ -34,9 +35,28 @@ class Scope:
         self._now: datetime | None = now if isinstance(now, datetime) else None
         self._clock: float = 0.0 if isinstance(now, datetime) else now
         self.vars = vars or {}
-        self._records = records
-        self._seen: list[tuple[str, Any]] | None = None
-        self._by_tool: dict[str, list[Any]] = {}
+        self._records: Callable[[], Iterable[tuple[str, Any]]] | None = records
+        self._ctx: NodeContext | None = None
+        self._seen: list[Any] | None = None  # every visible body, §9 order
+        self._by_tool: dict[str, list[Any]] | None = None
+
+    @classmethod
+    def of_call(cls, ctx: NodeContext, args: dict[str, Any], now: float) -> "Scope":
+        """The scope of one call (the chain's, made on every call of a tool with rules): the
+        node's view (§9) is walked only if a rule reads evidence, and nothing else is built."""
+        scope = cls.__new__(cls)
+        scope.args = args
+        scope.platform = ctx.platform
+        scope.shared = ctx.shared
+        scope.inputs = ctx.inputs
+        scope._now = None
+        scope._clock = now
+        scope.vars = {}
+        scope._records = None
+        scope._ctx = ctx
+        scope._seen = None
+        scope._by_tool = None
+        return scope
 
     @property
     def now(self) -> datetime:
@@ -45,31 +65,47 @@ class Scope:
             self._now = datetime.fromtimestamp(self._clock, timezone.utc)
         return self._now
 
-    def _all(self) -> list[tuple[str, Any]]:
-        if self._seen is None:
-            self._seen = list(self._records())
-        return self._seen
+    def _view(self) -> dict[str, list[Any]]:
+        """The records by tool, newest first, and all their bodies in §9 order (`_seen`): worked
+        out in one pass over the node's view, the first time a rule asks."""
+        by_tool = self._by_tool
+        if by_tool is None:
+            by_tool = self._by_tool = {}
+            seen = self._seen = []
+            pairs: Iterable[tuple[str, Any]]
+            if self._ctx is not None:
+                pairs = [(ev.tool, ev.response) for ev in self._ctx.visible_evidence()]
+            else:
+                assert self._records is not None
+                pairs = self._records()
+            for tool, body in pairs:
+                seen.append(body)
+                hit = by_tool.get(tool)
+                if hit is None:
+                    by_tool[tool] = [body]
+                else:
+                    hit.append(body)
+        return by_tool
 
     def evidence(self, tool: str) -> list[Any]:
         """`evidence.TOOL`: the tool's successful response bodies, newest first."""
-        hit = self._by_tool.get(tool)
-        if hit is None:
-            hit = self._by_tool[tool] = [body for t, body in self._all() if t == tool]
-        return hit
+        return (self._by_tool if self._by_tool is not None else self._view()).get(tool) or []
 
     def latest(self, tool: str) -> Any:
         """`latest.TOOL`: the newest one; undecidable when there is none."""
-        found = self.evidence(tool)
-        if not found:
-            raise Undecidable(f"latest.{tool}", f"no successful {tool} response in evidence yet: call {tool} first")
-        return found[0]
+        found = (self._by_tool if self._by_tool is not None else self._view()).get(tool)
+        if found:
+            return found[0]
+        raise Undecidable(f"latest.{tool}", f"no successful {tool} response in evidence yet: call {tool} first")
 
     def origin(self, value: Any, what: str) -> Any:
         """`origin(args.PATH)`: the nearest JSON object inside evidence that holds `value` as one of
         its fields (or keeps an object under `value` as its key), searched newest record first."""
         if isinstance(value, (dict, list)) or value is None:
             raise Undecidable(f"origin({what})", "only a scalar argument's origin can be looked up")
-        for _, body in self._all():
+        self._view()
+        assert self._seen is not None
+        for body in self._seen:
             hit = _holder(body, value)
             if hit is not None:
                 return hit
@@ -116,11 +152,31 @@ class Outcome:
         return out
 
 
-@dataclass
 class Verdict:
-    """Every rule of a call, sorted by outcome."""
+    """Every rule of a call, sorted by outcome. The rules' statuses are kept as judged; the
+    `Outcome` objects a refusal describes are made only when asked for."""
 
-    outcomes: list[Outcome] = field(default_factory=list)
+    __slots__ = ("rules", "statuses", "whys", "_outcomes")
+
+    def __init__(self, rules: Sequence[RuleMeta], statuses: list[RuleStatus], whys: dict[int, str] | None = None) -> None:
+        self.rules = rules
+        self.statuses = statuses
+        self.whys = whys or {}  # rule index -> why it is undecidable
+        self._outcomes: list[Outcome] | None = None
+
+    @property
+    def all_held(self) -> bool:
+        """Whether every rule applied and held (the common case: nothing else needs building)."""
+        return self.statuses.count(_HELD) == len(self.statuses)
+
+    @property
+    def outcomes(self) -> list[Outcome]:
+        """One outcome per rule, in the rules' order."""
+        if self._outcomes is None:
+            whys = self.whys
+            self._outcomes = [Outcome(rule, status, whys.get(i, "")) for i, (rule, status)
+                              in enumerate(zip(self.rules, self.statuses))]
+        return self._outcomes
 
     def _with(self, status: RuleStatus) -> list[Outcome]:
         return [o for o in self.outcomes if o.status == status]
@@ -133,6 +189,8 @@ class Verdict:
     @property
     def failed(self) -> list[Outcome]:
         """Rules that refuse the call: false ones, then undecidable ones."""
+        if self.all_held:
+            return []
         return self._with(RuleStatus.VIOLATED) + self._with(RuleStatus.UNDECIDABLE)
 
     def __iter__(self) -> Iterator[Outcome]:
@@ -141,28 +199,29 @@ class Verdict:
 
 def judge(rules: Sequence[RuleMeta], scope: Scope) -> Verdict:
     """Run every rule (a broken one fails closed as undecidable, naming the error)."""
-    verdict = Verdict()
-    add = verdict.outcomes.append
+    statuses: list[RuleStatus] = []
+    add = statuses.append
+    whys: dict[int, str] | None = None
     for rule in rules:
         try:
             value = rule.check(scope)
         except Undecidable as exc:
-            add(Outcome(rule, RuleStatus.UNDECIDABLE, str(exc)))
+            whys = whys or {}
+            whys[len(statuses)] = str(exc)
+            add(_UNDECIDABLE)
             continue
         except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as exc:
-            add(Outcome(rule, RuleStatus.UNDECIDABLE, f"{type(exc).__name__}: {exc}"))
+            whys = whys or {}
+            whys[len(statuses)] = f"{type(exc).__name__}: {exc}"
+            add(_UNDECIDABLE)
             continue
-        add(Outcome(rule, _HELD if value else (_SKIPPED if value is None else _VIOLATED)))
-    return verdict
+        add(_HELD if value else (_SKIPPED if value is None else _VIOLATED))
+    return Verdict(rules, statuses, whys)
 
 
-_HELD, _VIOLATED, _SKIPPED = RuleStatus.HELD, RuleStatus.VIOLATED, RuleStatus.SKIPPED
+_HELD, _VIOLATED, _SKIPPED, _UNDECIDABLE = RuleStatus.HELD, RuleStatus.VIOLATED, RuleStatus.SKIPPED, RuleStatus.UNDECIDABLE
 
 
 def call_scope(ctx: NodeContext, args: dict[str, Any], now: float) -> Scope:
     """The scope of one call: its bound arguments, the node's view (§9) and the runtime clock."""
-    def records() -> Iterator[tuple[str, Any]]:
-        for ev in ctx.visible_evidence():
-            yield ev.tool, ev.response
-
-    return Scope(args=args, platform=ctx.platform, shared=ctx.shared, inputs=ctx.inputs, now=now, records=records)
+    return Scope.of_call(ctx, args, now)

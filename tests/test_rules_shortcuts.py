@@ -1,0 +1,115 @@
+"""The compiled rule code's shortcuts (compiler/codegen_rules.py) decide exactly what CEL's general
+operators decide: `==`/`!=` against a string literal and `in` a list of string literals become
+Python's own operators, `map` and `filter` become comprehensions; and the runtime's cheap paths
+(a decimal kept per double, a verdict with every rule held) give the same answers."""
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from skillc.compiler.rules_eval import eval_expression, show
+from skillc.runtime import cel
+from skillc.runtime.rules import Scope, judge
+from skillc.runtime.skillmeta import RuleMeta
+from skillc.runtime.vocab import RuleStatus
+
+# a value of every kind a rule can meet
+KINDS: list[Any] = [None, True, False, 0, 1, -3, 0.0, 1.0, math.nan, math.inf, Decimal("1"), "", "a", "b", "A",
+                    ["a"], [], {"a": 1}, {}, datetime(2027, 1, 1, tzinfo=timezone.utc), timedelta(seconds=1)]
+
+
+@pytest.mark.parametrize("x", KINDS, ids=[repr(k) for k in KINDS])
+def test_string_literal_comparisons_agree_with_cel_eq_and_in(x: Any) -> None:
+    cases = [("x == 'a'", cel.eq(x, "a")), ("'a' == x", cel.eq("a", x)), ("x != 'a'", cel.ne(x, "a")),
+             ("x in ['a', 'b']", cel.in_(x, ["a", "b"])), ("x in ['b']", cel.in_(x, ["b"]))]
+    for text, expected in cases:
+        got = eval_expression(text, {"x": x})
+        assert got.ok and got.value is expected, (text, got)
+
+
+def test_string_literal_comparisons_compile_to_python_operators() -> None:
+    assert eval_expression("x == 'a'", {"x": "a"}).code == '(r.var("x") == "a")'
+    assert eval_expression("x in ['a', 'b']", {"x": "a"}).code == '(r.var("x") in ["a", "b"])'
+    # anything else keeps CEL's general operators: numbers meet across kinds, lists member by member
+    assert eval_expression("x == 1", {"x": 1}).code == 'cel.eq(r.var("x"), 1)'
+    assert eval_expression("x in ['a', 1]", {"x": 1}).code.startswith("cel.in_(")
+    assert eval_expression("x in []", {"x": 1}).code.startswith("cel.in_(")
+
+
+def test_map_and_filter_are_comprehensions_with_the_same_values_and_errors() -> None:
+    mapped = eval_expression("[1, 2, 3].map(x, x * 10)")
+    assert mapped.value == [10, 20, 30] and mapped.code.startswith("[cel.mul(v_x, 10) for v_x in cel.items(")
+    assert eval_expression("{'a': 1, 'b': 2}.map(k, k)").value == ["a", "b"]  # a map's keys
+    kept = eval_expression("[1, 2, 3].filter(x, x % 2 == 1)")
+    assert kept.value == [1, 3] and " if cel.truth(" in kept.code
+    assert "expected a bool" in eval_expression("xs.filter(x, x)", {"xs": [1, 2]}).message
+    assert "not a list or map" in eval_expression("x.map(y, y)", {"x": 1}).message
+    assert "not a list or map" in eval_expression("x.filter(y, true)", {"x": 1}).message
+    # map with a condition judges every item's condition before mapping any (CEL's order): kept general
+    both = eval_expression("[1, 0].map(x, x > 0, 10 / x)")
+    assert both.value == [10] and both.code.startswith("cel.map_(")
+
+
+def test_decimal_of_a_double_keeps_its_sign_and_digits_when_reused() -> None:
+    assert show(eval_expression("decimal(x)", {"x": 0.0}).value) == 'decimal("0.0")'
+    assert show(eval_expression("decimal(x)", {"x": -0.0}).value) == 'decimal("-0.0")'  # not the cached 0.0
+    for v in (12.34, 12.34, -12.34, 1e-7):
+        assert cel.to_decimal(v) == Decimal(repr(v)) and str(cel.to_decimal(v)) == str(Decimal(repr(v)))
+    for bad in (math.nan, math.inf):
+        with pytest.raises(cel.Undecidable):
+            cel.to_decimal(bad)
+
+
+def test_sum_of_one_kind_and_of_mixed_kinds() -> None:
+    assert cel.sum_([Decimal("0.1"), Decimal("0.2")]) == Decimal("0.3")
+    assert cel.sum_([0.5, 0.25]) == 0.75 and cel.sum_([]) == 0 and cel.sum_([1, 2]) == 3
+    assert cel.sum_([1, Decimal("0.5")]) == Decimal("1.5") and cel.sum_([1, 0.5]) == 1.5
+    with pytest.raises(cel.Undecidable, match="integer overflow"):
+        cel.sum_([cel.INT64_MAX, 1])
+    with pytest.raises(cel.Undecidable, match="not a number"):
+        cel.sum_([Decimal(1), "2"])
+
+
+class _View:
+    """A node's view that counts how often it is walked."""
+
+    platform: dict[str, Any] = {"userId": 7}
+    shared: dict[str, Any] = {}
+    inputs: dict[str, Any] = {}
+
+    def __init__(self, records: list[tuple[str, Any]]) -> None:
+        self.records = records
+        self.walks = 0
+
+    def visible_evidence(self) -> Any:
+        self.walks += 1
+        for tool, body in self.records:
+            yield type("Ev", (), {"tool": tool, "response": body})()
+
+
+def test_the_call_scope_walks_the_view_only_for_a_rule_that_reads_evidence_and_then_once() -> None:
+    view = _View([("get_order", {"id": "W2"}), ("get_user", {"id": "u"}), ("get_order", {"id": "W1"})])
+    scope = Scope.of_call(view, {"order_id": "W1"}, 0.0)  # type: ignore[arg-type]
+    assert scope.args == {"order_id": "W1"} and scope.platform == {"userId": 7} and view.walks == 0
+    assert scope.now == datetime(1970, 1, 1, tzinfo=timezone.utc) and view.walks == 0
+    assert scope.evidence("get_order") == [{"id": "W2"}, {"id": "W1"}] and scope.latest("get_order") == {"id": "W2"}
+    assert scope.evidence("none") == [] and scope.origin("u", "args.x") == {"id": "u"}
+    assert view.walks == 1
+
+
+def test_a_verdict_with_every_rule_held_and_one_with_failures() -> None:
+    rules = [RuleMeta("a", lambda r: True, "ma"), RuleMeta("b", lambda r: True, "mb")]
+    held = judge(rules, Scope.of_call(_View([]), {}, 0.0))  # type: ignore[arg-type]
+    assert held.all_held and held.failed == [] and [o.rule.name for o in held.held] == ["a", "b"]
+    rules.append(RuleMeta("guarded", lambda r: cel.SKIPPED, "mg"))
+    guarded = judge(rules, Scope.of_call(_View([]), {}, 0.0))  # type: ignore[arg-type]
+    assert not guarded.all_held and guarded.failed == [] and len(guarded.held) == 2  # nothing refuses the call
+    rules.append(RuleMeta("c", lambda r: r.latest("t"), "mc"))
+    mixed = judge(rules, Scope.of_call(_View([]), {}, 0.0))  # type: ignore[arg-type]
+    assert not mixed.all_held and [o.status for o in mixed] == [RuleStatus.HELD, RuleStatus.HELD,
+                                                                RuleStatus.SKIPPED, RuleStatus.UNDECIDABLE]
+    assert mixed.failed[0].why.startswith("latest.t: ")
