@@ -17,12 +17,16 @@ from skillc.runtime.context import NodeContext
 from skillc.runtime.model.base import ToolSpec
 from skillc.runtime.state import FollowUp, NodeState
 from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import PLATFORM_FIELDS, SideEffect, Source, Suspension
+from skillc.runtime.vocab import PLATFORM_FIELDS, Effect, NodeStatus, SideEffect, Source, Suspension
 from skillc.runtime.seams import active_task
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
 
+
+
+# A delegation that ended so may not be made again for the same objective (DELEGATE_REPEATED).
+_ENDED_UNDONE = (NodeStatus.FAILED, NodeStatus.CANCELLED, NodeStatus.SKIPPED)
 
 
 def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -116,7 +120,7 @@ async def follow_up(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> C
                           "name the arguments you need in expectedFields, or continue with the tools")
     node.follow_up = FollowUp(question=question, expected_fields=list(fields))
     lifecycle.ask(node, Suspension.FOLLOW_UP)
-    return CallResult(ok=True, message="the question was sent to the user; wait for the answer", effect="suspend")
+    return CallResult(ok=True, message="the question was sent to the user; wait for the answer", effect=Effect.SUSPEND)
 
 
 async def approval(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
@@ -133,7 +137,7 @@ async def approval(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> Ca
     pending.asked = True
     pending.asked_at = env.now()
     lifecycle.ask(node, Suspension.APPROVAL)
-    return CallResult(ok=True, message="the user was asked to confirm", effect="suspend")
+    return CallResult(ok=True, message="the user was asked to confirm", effect=Effect.SUSPEND)
 
 
 async def finish(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
@@ -142,12 +146,12 @@ async def finish(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> Call
     if failed:
         return reject(failed[0], failed[1].split(";")[0], failed[1])
     node.output_text = output if isinstance(output, str) else canonical(output)
-    return CallResult(ok=True, message="finished", effect="finish")
+    return CallResult(ok=True, message="finished", effect=Effect.FINISH)
 
 
 async def fail(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
     node.reason = str(args.get("reason") or "the node gave up")
-    return CallResult(ok=True, message="failed", effect="fail")
+    return CallResult(ok=True, message="failed", effect=Effect.FAIL)
 
 
 async def delegate(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:
@@ -159,12 +163,12 @@ async def delegate(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> Ca
         return reject(ErrorName.DELEGATE_FORBIDDEN, f"{key} cannot be delegated from here", "do the work with your own tools")
     for d in node.delegations:
         prior = active_task(env).nodes.get(d["node"])
-        if d["skill"] == key and d["objective"] == objective and prior and prior.state in ("FAILED", "CANCELLED", "SKIPPED"):
+        if d["skill"] == key and d["objective"] == objective and prior and prior.state in _ENDED_UNDONE:
             return reject(ErrorName.DELEGATE_REPEATED, f"{key} was already delegated for this objective and ended {prior.state}",
                           "handle it yourself, ask the user, or fail")
     child = env.add_delegate(node, key, objective)
     return CallResult(ok=True, message=f"{key} runs first as node {child.id}; you continue when it ends",
-                      effect="delegate", data={"node": child.id})
+                      effect=Effect.DELEGATE, data={"node": child.id})
 
 
 async def output_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> CallResult:

@@ -23,7 +23,7 @@ from skillc.runtime.rules import call_scope, judge
 from skillc.runtime.state import Evidence, NodeState, PendingApproval
 from skillc.runtime.trace import mask_args
 from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import Action, EvidenceStatus, RuleStatus, SideEffect
+from skillc.runtime.vocab import Action, Effect, EvidenceStatus, RuleStatus, SideEffect
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -43,13 +43,13 @@ class CallResult:
     message: str = ""
     next: str | None = None
     evidence: str | None = None
-    status: str | None = None
+    status: EvidenceStatus | None = None
     business_ok: bool | None = None
     empty: bool | None = None
     replayed: bool = False
     data: Any = None
     args: Any = None
-    effect: str | None = None  # suspend | finish | fail | delegate | uncertain
+    effect: Effect | None = None  # what the call makes of its node (runtime/node.py after_call)
     settled: dict[str, Any] | None = None  # a write.settled event to emit after tool.call
     provenance: Provenance | None = None  # argument -> the source it was accepted from (§5.3)
     rules: list[dict[str, Any]] | None = None  # the rules that refused the call, each with its message
@@ -84,7 +84,8 @@ class CallResult:
         return text
 
 
-def reject(error: str, message: str, next_hint: str | None = None, args: Any = None, effect: str | None = None) -> CallResult:
+def reject(error: str, message: str, next_hint: str | None = None, args: Any = None,
+           effect: Effect | None = None) -> CallResult:
     """A refusal before the call."""
     return CallResult(ok=False, error=error, message=message, next=next_hint, args=args, effect=effect)
 
@@ -311,7 +312,7 @@ def step_fingerprint(c: Call) -> CallResult | None:
         return reject(ErrorName.FINGERPRINT_TRIP,
                       f"{c.tool} already succeeded {times} in a row with the same arguments (limit {limit}); "
                       "the node fails",
-                      None, c.trace_args(), effect="fail")
+                      None, c.trace_args(), effect=Effect.FAIL)
     return None
 
 
@@ -360,7 +361,7 @@ def _confirmed_unchanged(c: Call) -> CallResult | None:
         c.node.pending = PendingApproval(tool=c.tool, args=copy.deepcopy(c.args), summary=summary, asked=True,
                                          question=pending.question, asked_at=c.env.now())
         return reject(ErrorName.APPROVAL_REQUIRED, f"the bound arguments of {c.tool} are not the ones the user "
-                      "confirmed; it was not sent and the user is asked again", None, c.trace_args(), effect="suspend")
+                      "confirmed; it was not sent and the user is asked again", None, c.trace_args(), effect=Effect.SUSPEND)
     c.node.pending = PendingApproval(tool=c.tool, args=copy.deepcopy(c.args), summary=summary)
     return reject(ErrorName.APPROVAL_REQUIRED, f"the arguments of {c.tool} changed after the user confirmed; it was not sent",
                   f"call builtin_node_approval again with toolName \"{c.tool}\"", c.trace_args())
@@ -423,7 +424,7 @@ async def invoke(c: Call) -> CallResult:
         hint = ("the outcome is unknown; it will be verified before anything else" if ev.status == EvidenceStatus.UNKNOWN
                 else "the call failed; you may retry later, ask the user, or fail")
         return CallResult(ok=False, error=outcome.error, message=outcome.message, next=hint, evidence=ev.id,
-                          status=ev.status, args=args, effect="uncertain" if ev.status == EvidenceStatus.UNKNOWN else None,
+                          status=ev.status, args=args, effect=Effect.UNCERTAIN if ev.status == EvidenceStatus.UNKNOWN else None,
                           settled=settled)
     j = settle_success(env, ev, meta, outcome.response)
     node.last_business = ev.id

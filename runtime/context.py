@@ -136,7 +136,7 @@ class NodeContext:
             visible = {n.id for n in upstream_order(nodes, self.node)}
             for eid in ids:
                 ev = self.env.evidence.get(eid)
-                if (ev is not None and ev.status == "SUCCESS" and ev.business_ok is not False
+                if (ev is not None and ev.status == EvidenceStatus.SUCCESS and ev.business_ok is not False
                         and ev.task == self.node.task and ev.node in visible):
                     return True
             return False

@@ -51,6 +51,7 @@ from skillc.runtime.store.base import (
     new_holder,
     register_holder,
 )
+from skillc.runtime.vocab import NodeStatus, SideEffect, TaskStatus
 
 log = logging.getLogger("skillc.runtime")
 
@@ -136,7 +137,7 @@ class Durability:
         self.closing.clear()
         self.units += 1
         if s.task is not None:
-            self.started.update((s.task.id, n) for n in s.task.order if s.task.nodes[n].state == "RUNNING")
+            self.started.update((s.task.id, n) for n in s.task.order if s.task.nodes[n].state == NodeStatus.RUNNING)
 
     def _write(self, now: float, reply: ReplyRecord | None, handed: ReplyRecord | None) -> None:
         """The unit itself (on a store thread; the turn awaits it, so nothing changes meanwhile)."""
@@ -165,11 +166,11 @@ class Durability:
         steps reopens it at the next turn, docs/interpretations.md: Restart); everything else
         waits for the turn's end."""
         s = self.s
-        if any(ev.side_effect == "WRITE" for ev in s._dirty.values()):
+        if any(ev.side_effect == SideEffect.WRITE for ev in s._dirty.values()):
             await self.commit()
             return
         task = s.task
-        if task is not None and any(task.nodes[n].state == "RUNNING" and (task.id, n) not in self.started
+        if task is not None and any(task.nodes[n].state == NodeStatus.RUNNING and (task.id, n) not in self.started
                                     for n in task.order):
             await self.commit()
 
@@ -224,7 +225,7 @@ class Durability:
             s._dirty[ev.id] = ev
         for task in await self._io(self.store.open_tasks, s.id):
             if task.id != s.session.active_task:
-                task.state, task.reason = "CANCELLED", "left open when the runtime stopped; superseded by a later task"
+                task.state, task.reason = TaskStatus.CANCELLED, "left open when the runtime stopped; superseded by a later task"
                 self.closing.append(task)
         self.recover = False
 

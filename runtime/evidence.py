@@ -15,7 +15,7 @@ from skillc.runtime import border, lifecycle
 from skillc.runtime.skillmeta import Judgement, ToolMeta
 from skillc.runtime.values import MISSING, default_empty
 from skillc.runtime.state import Evidence, NodeState
-from skillc.runtime.vocab import EvidenceStatus, Suspension
+from skillc.runtime.vocab import EvidenceStatus, NodeStatus, Suspension
 from skillc.runtime.vocab import SideEffect
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def settle_write(env: SessionEnv, node: NodeState, ev: Evidence, ok: bool, *, vi
                           f"(settled via {via})."})
 
 
-async def settle_open_writes(env: SessionEnv, node: NodeState) -> str | None:
+async def settle_open_writes(env: SessionEnv, node: NodeState) -> NodeStatus | None:
     """Verify uncertain writes (§14.3): by the contract's verify tool, else ask the user (VERIFY).
     Returns SUSPENDED when the user must answer."""
     from skillc.runtime.indexes import evidence_index

@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from skillc.runtime.state import Evidence
+from skillc.runtime.vocab import EvidenceStatus
 
-_FINAL = ("SUCCESS", "FAILED")
+_SUCCESS = EvidenceStatus.SUCCESS
+_FINAL = (_SUCCESS, EvidenceStatus.FAILED)
 
 
 def scalar_key(value: Any) -> tuple[Any, ...] | None:
@@ -75,7 +77,7 @@ class EvidenceIndex:
             if ev.completed:
                 self.completed.add((ev.task, ev.node, ev.tool))
                 self.completed.add((ev.task, ev.node, None))
-            if ev.status == "SUCCESS" and ev.values:
+            if ev.status == _SUCCESS and ev.values:
                 keys: set[tuple[Any, ...]] = set()
                 for sub in ev.values.values():
                     _scalars(sub, keys)

@@ -46,13 +46,13 @@ def ask(node: NodeState, kind: Suspension) -> None:
     node.suspended = kind
 
 
-def wait(node: NodeState) -> str:
+def wait(node: NodeState) -> NodeStatus:
     """RUNNING -> WAITING for a delegate."""
     node.state = WAITING
     return WAITING
 
 
-def suspend(env: SessionEnv, node: NodeState) -> str:
+def suspend(env: SessionEnv, node: NodeState) -> NodeStatus:
     """-> SUSPENDED on the question named by `ask`; emits node.suspended with the question."""
     node.state = SUSPENDED
     kind = node.suspended
@@ -68,8 +68,8 @@ def suspend(env: SessionEnv, node: NodeState) -> str:
     return SUSPENDED
 
 
-def finish_node(env: SessionEnv, node: NodeState, state: str, *, output: str | None = None,
-                reason: str | None = None) -> str:
+def finish_node(env: SessionEnv, node: NodeState, state: NodeStatus, *, output: str | None = None,
+                reason: str | None = None) -> NodeStatus:
     """End a node: DONE shares outputs and entities (§8); emit node.finished."""
     node.state = state
     node.suspended = None

@@ -17,7 +17,7 @@ from skillc.runtime.model.base import ModelRequest, ToolCall
 from skillc.runtime.prompting import tool_specs
 from skillc.runtime.state import NodeState
 from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import Suspension
+from skillc.runtime.vocab import Effect, NodeStatus, Suspension
 
 MAX_NAME = 256  # characters of a tool name or call id the model sends (MCP names are far shorter)
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
 
 
-async def run_node(env: SessionEnv, node: NodeState) -> str:
+async def run_node(env: SessionEnv, node: NodeState) -> NodeStatus:
     """Run (or continue) a node until it ends, suspends or waits for a delegate."""
     lifecycle.run(node)
     answer_dangling_calls(node.messages)  # the node was started (opening messages) by tasks.start_node
@@ -92,7 +92,7 @@ def _at_border(tc: ToolCall) -> ToolCall:
     return tc if name is tc.name and ident is tc.id else ToolCall(id=ident, name=name, arguments=tc.arguments)
 
 
-async def _run_calls(env: SessionEnv, node: NodeState, calls: list[ToolCall]) -> str | None:
+async def _run_calls(env: SessionEnv, node: NodeState, calls: list[ToolCall]) -> NodeStatus | None:
     for i, tc in enumerate(calls):
         result = await dispatch(env, node, tc.name, tc.arguments)
         record(env, node, tc.name, result, call_id=tc.id)
@@ -105,19 +105,19 @@ async def _run_calls(env: SessionEnv, node: NodeState, calls: list[ToolCall]) ->
     return None
 
 
-def after_call(env: SessionEnv, node: NodeState, result: CallResult) -> str | None:
+def after_call(env: SessionEnv, node: NodeState, result: CallResult) -> NodeStatus | None:
     """Apply a call's effect on the node; the outcome when the node stops running."""
     if result.ok:
         # any successful call ends a run of refusals, also one that suspends or delegates
         # (docs/interpretations.md: Limits)
         node.no_progress = 0
-    if result.effect == "finish":
+    if result.effect == Effect.FINISH:
         return finish_node(env, node, DONE, output=node.output_text)
-    if result.effect == "fail":
+    if result.effect == Effect.FAIL:
         return finish_node(env, node, FAILED, reason=node.reason or result.message)
-    if result.effect == "suspend":
+    if result.effect == Effect.SUSPEND:
         return lifecycle.suspend(env, node)
-    if result.effect == "delegate":
+    if result.effect == Effect.DELEGATE:
         return lifecycle.wait(node)
     if not result.ok:
         node.no_progress += 1
@@ -156,7 +156,7 @@ def record(env: SessionEnv, node: NodeState, tool: str, result: CallResult, *, c
         node.messages.append({"role": "user", "content": f"[{tool}] {result.observation()}"})
 
 
-async def run_confirmed(env: SessionEnv, node: NodeState) -> str | None:
+async def run_confirmed(env: SessionEnv, node: NodeState) -> NodeStatus | None:
     """The user confirmed the gated write (§14.1 step 3): run it through the chain without the
     gate's question, record it and apply its effect, as any call of the node's loop."""
     pending = node.pending
@@ -166,6 +166,6 @@ async def run_confirmed(env: SessionEnv, node: NodeState) -> str | None:
     result = await run_chain(env, node, pending.tool, pending.args, approved=True)
     node.pending = None if result.error != ErrorName.APPROVAL_REQUIRED else node.pending
     record(env, node, pending.tool, result, call_id=None)
-    if result.effect == "suspend":  # re-bound arguments differ from the approved ones: asked again
+    if result.effect == Effect.SUSPEND:  # re-bound arguments differ from the approved ones: asked again
         lifecycle.ask(node, Suspension.APPROVAL)
     return after_call(env, node, result)

@@ -13,6 +13,7 @@ from skillc.runtime.errors import SkillcError
 from skillc.runtime.model.base import ModelRequest
 from skillc.runtime.prompting import render, render_for_message
 from skillc.runtime.errors import ErrorName
+from skillc.runtime.vocab import Mode, NodeKind
 
 if TYPE_CHECKING:
     from skillc.runtime.seams import SessionEnv
@@ -34,7 +35,7 @@ class PlannedNode:
     skill: str
     target: str | None
     deps: list[str] = field(default_factory=list)
-    kind: str = "main"
+    kind: NodeKind = NodeKind.MAIN
 
 
 async def route(env: SessionEnv, message: str) -> tuple[str, str]:
@@ -78,7 +79,7 @@ async def choose_skills(env: SessionEnv, agent: str, message: str) -> list[str]:
 
 async def plan(env: SessionEnv, agent: str, candidates: list[str], message: str) -> tuple[list[PlannedNode], str]:
     """The task graph and how it was made (`shortcut`, `model`, `fallback`), providers inserted."""
-    if len(candidates) == 1 and env.skill_module(candidates[0]).SKILL.mode == "REACT":
+    if len(candidates) == 1 and env.skill_module(candidates[0]).SKILL.mode == Mode.REACT:
         module = env.skill_module(candidates[0])
         nodes, via = [PlannedNode("n1", candidates[0], resolve_target(module, None))], "shortcut"
     else:
@@ -221,7 +222,7 @@ class _Providers:
             k += 1
         pid = f"p{k}"
         self.taken.add(pid)
-        pn = PlannedNode(pid, provider, resolve_target(self.env.skill_module(provider), None), [], "provider")
+        pn = PlannedNode(pid, provider, resolve_target(self.env.skill_module(provider), None), [], NodeKind.PROVIDER)
         self.planned[pid] = pn
         self.by_skill[provider] = pid
         self.place(pn, chain | {provider})

@@ -11,7 +11,7 @@ from skillc.runtime import builtins
 from skillc.runtime.skillmeta import ArgMeta
 from skillc.runtime.model.base import ToolSpec
 from skillc.runtime.state import NodeState
-from skillc.runtime.vocab import Source
+from skillc.runtime.vocab import NodeKind, Source
 from skillc.runtime.seams import active_task
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def step_messages(env: SessionEnv, node: NodeState) -> list[dict[str, Any]]:
     """The first messages of a node's conversation."""
     # a delegate works toward its delegator's objective; any other node toward the user's message
     # (a provider's title is in its system prompt)
-    goal = (node.objective if node.kind == "delegate" else "") or active_task(env).message
+    goal = (node.objective if node.kind == NodeKind.DELEGATE else "") or active_task(env).message
     return [{"role": "system", "content": node_system_prompt(env, node)}, {"role": "user", "content": goal}]
 
 

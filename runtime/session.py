@@ -31,7 +31,7 @@ from skillc.runtime.store.base import ReplyRecord, StoreConflict, StoreError
 from skillc.runtime.store.base import Store as StoreProtocol
 from skillc.runtime.tasks import Reply
 from skillc.runtime.trace import TraceWriter
-from skillc.runtime.vocab import OPEN_STATUSES, Suspension
+from skillc.runtime.vocab import FINAL_TASK, OPEN_STATUSES, NodeStatus, Suspension, TaskStatus
 
 if TYPE_CHECKING:
     from skillc.runtime.config import Settings
@@ -179,9 +179,9 @@ class Session:
         if node is None:
             return None
         out: dict[str, Any] = {"kind": node.suspended, "question": question_of(self, node), "node": node.id}
-        if node.suspended == "APPROVAL" and node.pending:
+        if node.suspended == Suspension.APPROVAL and node.pending:
             out["tool"] = node.pending.tool
-        if node.suspended == "FOLLOW_UP" and node.follow_up:
+        if node.suspended == Suspension.FOLLOW_UP and node.follow_up:
             out["expected_fields"] = node.follow_up.expected_fields
         return out
 
@@ -373,7 +373,7 @@ class Session:
                     same: ReplyRecord | None, agent: str | None = None) -> Reply:
         self.rt.trace.enter(self)  # this task's trace context: audit events and telemetry find their session
         self.session.turn += 1
-        self._ended = self.task if self.task is not None and self.task.state in FINAL else None
+        self._ended = self.task if self.task is not None and self.task.state in FINAL_TASK else None
         self.emit("turn.started", **({"message": message} if message is not None else {"answer": answer}))
         self._reload()
         if message is not None:
@@ -416,7 +416,7 @@ class Session:
 
     async def _handle(self, message: str | None, answer: dict[str, Any] | None, agent: str | None = None) -> Reply:
         task = self.task
-        if task is not None and task.state not in FINAL:
+        if task is not None and task.state not in FINAL_TASK:
             node = tasks.suspended_node(task)
             if node is not None:
                 return await self._resume(node, message, answer)
@@ -455,15 +455,15 @@ class Session:
 
     def _planning_failed(self, exc: PlanningFailed) -> Reply:
         if self.task is not None:
-            self.task.state = "FAILED"
+            self.task.state = TaskStatus.FAILED
             self.task.reason = exc.name
-            self.emit("task.finished", state="FAILED", reason=exc.name, message=str(exc))
+            self.emit("task.finished", state=TaskStatus.FAILED, reason=exc.name, message=str(exc))
         return Reply(f"I could not plan this: {exc}", False, task=self.task.id if self.task else None)
 
     async def _resume(self, node: NodeState, message: str | None, answer: dict[str, Any] | None) -> Reply:
         kind = node.suspended
         task = tasks.active_task(self)
-        if kind == "FOLLOW_UP":
+        if kind == Suspension.FOLLOW_UP:
             if message is None:
                 return Reply(question_of(self, node), True, kind)
             fu = node.follow_up
@@ -476,7 +476,7 @@ class Session:
             return await tasks.execute(self)
         if answer is None:
             return Reply(question_of(self, node), True, kind, task.id)
-        if kind == "VERIFY":
+        if kind == Suspension.VERIFY:
             verified = answer.get("verified")
             if not isinstance(verified, bool):
                 return Reply("Answer with verified: true or false. " + question_of(self, node), True, kind, task.id)
@@ -504,6 +504,6 @@ class Session:
         node.pending = None
         tool = pending.tool
         if decision == "REJECT":
-            finish_node(self, node, "CANCELLED", reason=f"the user rejected {tool}")
+            finish_node(self, node, NodeStatus.CANCELLED, reason=f"the user rejected {tool}")
         return tasks.cancel_task(self, f"the user {'rejected' if decision == 'REJECT' else 'cancelled'} {tool}; "
                                  f"nothing was changed:\n{pending.summary}")

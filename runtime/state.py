@@ -8,11 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from skillc.runtime.vocab import EvidenceStatus, NodeKind, NodeStatus, SideEffect, Suspension, TaskStatus
+
 T = TypeVar("T")
 
 # Evidence statuses (§10.2, §14): a write is STARTED before the call; after a restart a STARTED
 # write is UNKNOWN_PRE_CALL; a call failure of a write is UNKNOWN (uncertain) or FAILED. The
 # open ones are vocab.OPEN_STATUSES.
+#
+# The status fields hold vocab words (StrEnums: stored and traced as their plain strings); a
+# record built from a stored document turns its strings back into words in __post_init__.
 
 
 @dataclass
@@ -24,8 +29,8 @@ class Evidence:
     node: str
     tool: str
     args: dict[str, Any]
-    side_effect: str = "NONE"
-    status: str = "STARTED"  # STARTED | SUCCESS | FAILED | UNKNOWN | UNKNOWN_PRE_CALL
+    side_effect: SideEffect = SideEffect.NONE
+    status: EvidenceStatus = EvidenceStatus.STARTED
     business_ok: bool | None = None
     empty: bool | None = None
     response: Any = None
@@ -36,10 +41,13 @@ class Evidence:
     turn: int = 0
     seq: int = 0  # creation order within the session
 
+    def __post_init__(self) -> None:
+        self.side_effect, self.status = SideEffect(self.side_effect), EvidenceStatus(self.status)
+
     @property
     def completed(self) -> bool:
         """"Completed" (§10.2): SUCCESS and not judged a business failure (empty counts)."""
-        return self.status == "SUCCESS" and self.business_ok is not False
+        return self.status == EvidenceStatus.SUCCESS and self.business_ok is not False
 
 
 @dataclass
@@ -71,10 +79,10 @@ class NodeState:
     id: str
     task: str
     skill: str
-    kind: str = "main"  # main | provider | delegate
+    kind: NodeKind = NodeKind.MAIN
     deps: list[str] = field(default_factory=list)
     target: str | None = None
-    state: str = "PENDING"  # PENDING RUNNING SUSPENDED WAITING DONE FAILED CANCELLED SKIPPED
+    state: NodeStatus = NodeStatus.PENDING  # its transitions: lifecycle.py
     depth: int = 0
     parent: str | None = None  # the delegator, for delegate nodes
     objective: str = ""
@@ -93,13 +101,18 @@ class NodeState:
     replayed: list[str] = field(default_factory=list)
     last_business: str | None = None  # evidence id of the most recent business call
     pending: PendingApproval | None = None
-    suspended: str | None = None  # FOLLOW_UP | APPROVAL | VERIFY
+    suspended: Suspension | None = None
     verify_evidence: str | None = None
     follow_up: FollowUp | None = None
     answered: FollowUp | None = None
     delegations: list[dict[str, Any]] = field(default_factory=list)
     output_text: str | None = None
     reason: str | None = None
+
+    def __post_init__(self) -> None:
+        self.kind, self.state = NodeKind(self.kind), NodeStatus(self.state)
+        if self.suspended is not None:
+            self.suspended = Suspension(self.suspended)
 
 
 @dataclass
@@ -110,7 +123,7 @@ class TaskState:
     session: str
     agent: str
     message: str
-    state: str = "RUNNING"  # RUNNING SUSPENDED DONE FAILED CANCELLED
+    state: TaskStatus = TaskStatus.RUNNING
     order: list[str] = field(default_factory=list)
     nodes: dict[str, NodeState] = field(default_factory=dict)
     shared: dict[str, Any] = field(default_factory=dict)
@@ -119,6 +132,9 @@ class TaskState:
     reason: str | None = None
     turn: int = 0
     evidence_from: int = 0  # the session's next evidence number when the task began (0: unknown)
+
+    def __post_init__(self) -> None:
+        self.state = TaskStatus(self.state)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from skillc.runtime.node import run_node
 from skillc.runtime.planner import PlannedNode
 from skillc.runtime.prompting import step_messages
 from skillc.runtime.state import NodeState, TaskState
-from skillc.runtime.vocab import NodeKind, NodeStatus, Share, TaskStatus
+from skillc.runtime.vocab import FINAL_TASK, NodeKind, NodeStatus, Share, TaskStatus
 from skillc.runtime.seams import active_task
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def add_planned(env: SessionEnv, nodes: list[PlannedNode], how: str) -> None:
 
 def suspended_node(task: TaskState | None) -> NodeState | None:
     """The node of an unfinished task that waits on the user, if any."""
-    if task is None or task.state in FINAL:
+    if task is None or task.state in FINAL_TASK:
         return None
     for nid in task.order:
         n = task.nodes[nid]

@@ -122,6 +122,16 @@ class TaskStatus(Word):
     CANCELLED = "CANCELLED"
 
 
+class Effect(Word):
+    """What a call's result makes of its node beyond the observation (runtime/node.py `after_call`)."""
+
+    SUSPEND = "suspend"  # the user is asked (a follow-up, an approval): the node suspends
+    FINISH = "finish"  # builtin_node_finish: the node is DONE
+    FAIL = "fail"  # builtin_node_fail, a tripped fingerprint: the node FAILED
+    DELEGATE = "delegate"  # a delegate node was made: this one waits for it
+    UNCERTAIN = "uncertain"  # a write's outcome is unknown: verified before anything else (§14.3)
+
+
 class Suspension(Word):
     """What a suspended node waits for from the user (§12, §14.1, §14.3)."""
 
@@ -159,6 +169,9 @@ OPEN_STATUSES: tuple[EvidenceStatus, ...] = (EvidenceStatus.STARTED, EvidenceSta
 
 FINAL_NODE: tuple[NodeStatus, ...] = (NodeStatus.DONE, NodeStatus.FAILED, NodeStatus.CANCELLED, NodeStatus.SKIPPED)
 """Node states that never change again."""
+
+FINAL_TASK: tuple[TaskStatus, ...] = (TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.CANCELLED)
+"""Task states that never change again (every other task is open)."""
 
 
 class Verdict(Word):

@@ -24,7 +24,7 @@ USER_FACING = [
     ("skillc.runtime.server.studio_feed", "StudioUnavailable"),
     ("skillc.compiler.sources", "SourceError"),
     ("skillc.compiler.expr", "ExprError"),
-    ("skillc.compiler.codegen", "UnsafeLiteral"),
+    ("skillc.compiler.codegen_literals", "UnsafeLiteral"),
     ("skillc.compiler.diff", "DiffInputError"),
     ("skillc.chat", "ChatError"),
     ("skillc.scenario.load", "ScenarioError"),
@@ -64,16 +64,51 @@ def test_error_names_and_table_agree() -> None:
     assert all(ErrorName(n) == n for n in ERRORS)
 
 
+RUNTIME = Path(importlib.import_module("skillc.runtime").__file__).parent
+
+
+def _runtime_sources(*skip: str) -> list[tuple[str, str]]:
+    """(path relative to runtime/, text) of every runtime module but `skip`."""
+    return [(str(p.relative_to(RUNTIME)), p.read_text(encoding="utf-8")) for p in sorted(RUNTIME.rglob("*.py"))
+            if str(p.relative_to(RUNTIME)) not in skip]
+
+
 def test_runtime_spells_no_error_name_outside_errors_py() -> None:
-    # the working modules name errors through ErrorName, never as bare strings
-    root = Path(importlib.import_module("skillc.runtime").__file__).parent
+    # every runtime module names errors through ErrorName, never as bare strings
     names = "|".join(sorted(ERRORS, key=len, reverse=True))
-    found = []
-    for mod in ("builtins", "chain", "completion", "context", "evidence", "lifecycle", "node", "planner",
-                "prompting", "session", "tasks"):
-        text = (root / f"{mod}.py").read_text(encoding="utf-8")
-        found += [f"{mod}: {m.group(0)}" for m in re.finditer(rf'"({names})"', text)]
+    found = [f"{path}: {m.group(0)}" for path, text in _runtime_sources("errors.py")
+             for m in re.finditer(rf'"({names})"', text)]
     assert not found, found
+
+
+def test_runtime_compares_no_status_as_a_bare_string() -> None:
+    # node, task and evidence states, suspensions and call effects are vocab words wherever the
+    # runtime compares, tests or sets them
+    words = {*vocab.NodeStatus, *vocab.TaskStatus, *vocab.EvidenceStatus, *vocab.Suspension, *vocab.NodeKind}
+    alt = "|".join(sorted(words, key=len, reverse=True))
+    effects = "|".join(vocab.Effect)
+    patterns = [rf'(==|!=)\s*"({alt})"', rf'\bin \(("[A-Z_]+", )*"({alt})"',
+                rf'\b(state|status|kind|suspended)\s*=\s*"({alt})"', rf'\beffect\s*(==|=)\s*"({effects})"']
+    found = [f"{path}: {m.group(0)}" for path, text in _runtime_sources("vocab.py") for pattern in patterns
+             for m in re.finditer(pattern, text)]
+    assert not found, found
+
+
+def test_a_stored_status_comes_back_as_its_word() -> None:
+    # a record rebuilt from a stored document holds the vocab word, equal to the stored text
+    from skillc.runtime.state import Evidence, node_from_doc, task_from_doc
+
+    node = node_from_doc({"id": "n1", "task": "t1", "skill": "k", "kind": "delegate", "state": "SUSPENDED",
+                          "suspended": "APPROVAL"})
+    assert (node.kind, node.state, node.suspended) == ("delegate", "SUSPENDED", "APPROVAL")
+    assert type(node.kind) is vocab.NodeKind and type(node.state) is vocab.NodeStatus
+    assert type(node.suspended) is vocab.Suspension
+    task = task_from_doc({"id": "t1", "session": "s1", "agent": "a", "message": "hi", "state": "DONE"})
+    assert type(task.state) is vocab.TaskStatus and task.state in vocab.FINAL_TASK
+    ev = Evidence(id="e1", task="t1", node="n1", tool="x", args={}, side_effect="WRITE", status="UNKNOWN")
+    assert type(ev.status) is vocab.EvidenceStatus and type(ev.side_effect) is vocab.SideEffect
+    with pytest.raises(ValueError):
+        node_from_doc({"id": "n1", "task": "t1", "skill": "k", "state": "DOZING"})
 
 
 def test_vocabulary_matches_the_compiler_enums() -> None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillc.runtime import jsontext
 from skillc.runtime.config import McpServerConfig
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.errors import ErrorName, SkillcError
 from skillc.runtime.mcp.observe import CURRENT_CALL, CallRecord, Link, ObservedTransport, OnInvoked
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo, content_text, response_json
 from skillc.runtime.trace import call_hook
@@ -308,10 +308,10 @@ class McpGateway:
         if info is None:
             if self.unreachable_servers:
                 down = ", ".join(sorted(self.unreachable_servers))
-                return CallOutcome(None, "TOOL_UNREACHABLE",
+                return CallOutcome(None, ErrorName.TOOL_UNREACHABLE,
                                    f"tool {tool!r} is not available: server(s) {down} unreachable")
             # No configured server serves it: for the caller that is a tool it cannot reach (§14.4).
-            return CallOutcome(None, "TOOL_UNREACHABLE", f"no MCP server serves tool {tool!r}")
+            return CallOutcome(None, ErrorName.TOOL_UNREACHABLE, f"no MCP server serves tool {tool!r}")
         conn = self._conns[info.server]
         async with conn.reopening:  # concurrent calls must not each replace the connection
             if not conn.alive:
@@ -321,7 +321,7 @@ class McpGateway:
                     raise
                 except (Exception, BaseExceptionGroup) as exc:  # connect timeouts, anyio exception groups
                     reason = "no answer while connecting" if isinstance(exc, TimeoutError) else describe_failure(exc)
-                    return CallOutcome(None, "TOOL_UNREACHABLE", f"server {info.server!r} unreachable: {reason}",
+                    return CallOutcome(None, ErrorName.TOOL_UNREACHABLE, f"server {info.server!r} unreachable: {reason}",
                                        info.server)
         client = conn.client
         assert client is not None
@@ -351,41 +351,41 @@ class McpGateway:
                     result = await client.call_tool(record.tool, record.args, read_timeout_seconds=limit)
         except MCPError as exc:
             if exc.code == _JSONRPC_REQUEST_TIMEOUT:
-                return self._failed(conn, "TOOL_TIMEOUT", f"no answer within {limit:g} s")
+                return self._failed(conn, ErrorName.TOOL_TIMEOUT, f"no answer within {limit:g} s")
             if exc.code == _JSONRPC_CONNECTION_CLOSED:
                 # The SDK's transports resolve a request whose answer can never come with this
                 # code (stdio EOF, an HTTP stream that broke); §14.4 treats an RPC error and an
                 # I/O error alike (failed read, uncertain write), so a server's own -32000 loses
                 # only its name here.
                 return self._transport_failure(conn, record)
-            name = "MCP_INVALID_PARAMS" if exc.code == _JSONRPC_INVALID_PARAMS else "MCP_RPC_ERROR"
+            name = ErrorName.MCP_INVALID_PARAMS if exc.code == _JSONRPC_INVALID_PARAMS else ErrorName.MCP_RPC_ERROR
             return CallOutcome(None, name, f"JSON-RPC error {exc.code}: {exc.message}", server)
         except TimeoutError:
-            return self._failed(conn, "TOOL_TIMEOUT", f"no answer within {limit:g} s")
+            return self._failed(conn, ErrorName.TOOL_TIMEOUT, f"no answer within {limit:g} s")
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError):
             return self._transport_failure(conn, record)
         except Exception as exc:
             if record.callback_error is not None:
                 raise record.callback_error from None
-            return CallOutcome(None, "TOOL_ERROR", f"tool call failed: {describe_failure(exc)}", server)
+            return CallOutcome(None, ErrorName.TOOL_ERROR, f"tool call failed: {describe_failure(exc)}", server)
         if record.callback_error is not None:
             raise record.callback_error
         text = content_text(result)
         try:
             response = _response_of(result, text)
         except jsontext.TooDeep as exc:  # read without recursion: refused, the call still completed
-            return CallOutcome(None, "MCP_TOOL_ERROR" if result.is_error else None,
+            return CallOutcome(None, ErrorName.MCP_TOOL_ERROR if result.is_error else None,
                                "the tool's answer cannot be read", server, unreadable=f"JSON {exc}")
         if result.is_error:
-            return CallOutcome(response, "MCP_TOOL_ERROR", text or "the tool reported an error", server)
+            return CallOutcome(response, ErrorName.MCP_TOOL_ERROR, text or "the tool reported an error", server)
         return CallOutcome(response, None, text, server)
 
     def _transport_failure(self, conn: _Connection, record: CallRecord) -> CallOutcome:
         """A refused write never reached the server; a connection lost after it did is I/O."""
         if record.refused or not record.sent:
-            return self._failed(conn, "TOOL_UNREACHABLE",
+            return self._failed(conn, ErrorName.TOOL_UNREACHABLE,
                                 f"server {conn.name!r} unreachable: the request could not be sent")
-        return self._failed(conn, "TOOL_IO_ERROR", f"connection to {conn.name!r} lost during the call")
+        return self._failed(conn, ErrorName.TOOL_IO_ERROR, f"connection to {conn.name!r} lost during the call")
 
     @staticmethod
     def _failed(conn: _Connection, name: str, message: str) -> CallOutcome:

@@ -34,6 +34,7 @@ from skillc.runtime.server.runs import RunLog, RunRegistry
 from skillc.runtime.server.studio_feed import StudioFeed
 from skillc.runtime.server.traces import TraceFiles, check_id
 from skillc.runtime.store import offloop
+from skillc.runtime.vocab import FINAL_TASK, NodeStatus
 
 log = logging.getLogger("skillc.server")
 LIVE_SESSIONS = 5000
@@ -232,8 +233,8 @@ class ServerContext:
             if live is not None:
                 p = live.pending()
                 pending = p["kind"] if p else None
-            elif task is not None and task.state not in ("DONE", "FAILED", "CANCELLED"):
-                pending = next((n.suspended for n in task.nodes.values() if n.state == "SUSPENDED"), None)
+            elif task is not None and task.state not in FINAL_TASK:
+                pending = next((n.suspended for n in task.nodes.values() if n.state == NodeStatus.SUSPENDED), None)
             else:
                 pending = None
             out.append({"id": sid, "updated": updated, "turn": state.turn, "pending": pending})

@@ -17,12 +17,13 @@ from ag_ui.core import Interrupt, ResumeEntry
 from skillc.runtime.gate import approval_tables
 from skillc.runtime.server.auth import Identity
 from skillc.runtime.server.errors import ApiError
+from skillc.runtime.vocab import Suspension
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
-    "APPROVAL": {"type": "object", "required": ["decision", "digest"],
+    Suspension.APPROVAL: {"type": "object", "required": ["decision", "digest"],
                  "properties": {"decision": {"enum": ["CONFIRM", "REJECT", "CANCEL"]}, "digest": {"type": "string"}}},
-    "VERIFY": {"type": "object", "required": ["verified"], "properties": {"verified": {"type": "boolean"}}},
-    "FOLLOW_UP": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+    Suspension.VERIFY: {"type": "object", "required": ["verified"], "properties": {"verified": {"type": "boolean"}}},
+    Suspension.FOLLOW_UP: {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
 }
 
 
@@ -65,20 +66,20 @@ def interrupt_of(session: Any, key: bytes, tool_call_id: str | None = None) -> I
     task = session.task.id
     meta: dict[str, Any] = {"kind": kind, "task": task, "node": pending["node"]}
     expires = None
-    if kind == "APPROVAL" and node is not None and node.pending is not None:
+    if kind == Suspension.APPROVAL and node is not None and node.pending is not None:
         meta.update(tool=node.pending.tool, summary=node.pending.summary,
                     digest=approval_digest(key, node.pending.tool, node.pending.args))
         tables = _tables_of(session, node)
         if tables:
             meta["tables"] = tables  # lists shown item by item: one row per passenger, line, …
         expires = iso(node.pending.asked_at + session.settings.reconfirm_after) if node.pending.asked_at else None
-    elif kind == "VERIFY" and node is not None:
+    elif kind == Suspension.VERIFY and node is not None:
         ev = session.evidence.get(node.verify_evidence or "")
         meta.update(tool=ev.tool if ev else None, evidence=node.verify_evidence)
-    elif kind == "FOLLOW_UP":
+    elif kind == Suspension.FOLLOW_UP:
         meta["expected_fields"] = list(pending.get("expected_fields") or [])
     return Interrupt(id=f"{task}.{pending['node']}.{kind}", reason=f"skillc.{kind.lower()}",
-                     message=pending["question"], tool_call_id=tool_call_id if kind == "APPROVAL" else None,
+                     message=pending["question"], tool_call_id=tool_call_id if kind == Suspension.APPROVAL else None,
                      response_schema=_SCHEMAS[kind], expires_at=expires, metadata=meta)
 
 
@@ -97,7 +98,7 @@ def answer_of(session: Any, resume: list[ResumeEntry], key: bytes, caller: Ident
     meta = current.metadata or {}
     kind = meta["kind"]
     payload = entry.payload
-    if kind == "APPROVAL":
+    if kind == Suspension.APPROVAL:
         if entry.status == "cancelled":
             return "answer", {"decision": "CANCEL", "approver": caller.platform, "decided_at": iso(now)}
         if not isinstance(payload, dict) or payload.get("decision") not in ("CONFIRM", "REJECT", "CANCEL"):
@@ -110,7 +111,7 @@ def answer_of(session: Any, resume: list[ResumeEntry], key: bytes, caller: Ident
                           "decided_at": iso(now)}
     if entry.status == "cancelled":
         raise ApiError("RESUME_INVALID", f"a {kind} question cannot be cancelled; answer it")
-    if kind == "VERIFY":
+    if kind == Suspension.VERIFY:
         if not isinstance(payload, dict) or not isinstance(payload.get("verified"), bool):
             raise ApiError("RESUME_INVALID", "a VERIFY question is answered with {verified: true|false}")
         return "answer", {"verified": payload["verified"]}

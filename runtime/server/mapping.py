@@ -15,6 +15,7 @@ from ag_ui.core import (PROTOCOL_VERSION, BaseEvent, EventType, RunFinishedEvent
                         RunFinishedSuccessOutcome)
 
 from skillc.runtime import jsontext
+from skillc.runtime.errors import ErrorName
 from skillc.runtime.model.base import ModelError
 from skillc.runtime.server.agui_wire import encode
 from skillc.runtime.server.errors import RUN_ERRORS, ApiError
@@ -186,5 +187,5 @@ class RunMapper:
         if ev.get("error"):
             self.custom("skillc.verdict", {"node": ev.get("node"), "tool": tool, "error": ev.get("error"),
                                            "code": ev.get("code"), "message": ev.get("message")})
-            if ev.get("error") == "APPROVAL_REQUIRED" and ev.get("node"):
+            if ev.get("error") == ErrorName.APPROVAL_REQUIRED and ev.get("node"):
                 self.gated[ev["node"]] = cid

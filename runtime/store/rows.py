@@ -13,12 +13,13 @@ from typing import Any
 from skillc.runtime import jsontext
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc, without_retired
 from skillc.runtime.store.base import ReplyRecord, StoreCorrupt
-from skillc.runtime.vocab import OPEN_STATUSES
+from skillc.runtime.vocab import FINAL_TASK, OPEN_STATUSES
 
 # Every document through one encoder and decoder (runtime/jsontext.py: orjson where it is exact).
 ENCODE = jsontext.dumps
 DECODE = jsontext.loads
-FINAL_TASK = ("DONE", "FAILED", "CANCELLED")
+# The ended tasks as an SQL list, from the vocabulary: ('DONE', 'FAILED', 'CANCELLED').
+_ENDED_SQL = "(" + ", ".join(f"'{state}'" for state in FINAL_TASK) + ")"
 # The session's history lists live in their own tables, never in the session row.
 HISTORY = ("user_messages", "entities", "tasks", "version")
 # Fields of a reply that are columns of its row, not parts of its document.
@@ -86,7 +87,8 @@ def _schema(cls: type) -> tuple[dict[str, type | None], frozenset[str]]:
             default = f.default_factory() if f.default_factory is not MISSING else f.default  # type: ignore[misc]
             if default is MISSING:
                 required.add(f.name)
-            kinds[f.name] = type(default) if default is not MISSING and default is not None else None
+            kind = type(default) if default is not MISSING and default is not None else None
+            kinds[f.name] = str if kind is not None and issubclass(kind, str) else kind  # a vocab word is stored as text
         hit = _SCHEMAS[cls] = (kinds, frozenset(required))
     return hit
 
@@ -155,18 +157,21 @@ def task_from(session: str, task_id: str, text: Any) -> TaskState:
     """A task row's document back as a TaskState (its nodes checked one by one)."""
     what = f"task {task_id}"
     doc = check(TaskState, decode(text, session, what), session, what)
-    nodes = {key: node_from_doc(check(NodeState, without_retired(node), session, f"{what} node {key}"))
-             for key, node in doc.get("nodes", {}).items()}
     try:
+        nodes = {key: node_from_doc(check(NodeState, without_retired(node), session, f"{what} node {key}"))
+                 for key, node in doc.get("nodes", {}).items()}
         return TaskState(**dict(doc, nodes=nodes))
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:  # ValueError: a state that is no word of the vocabulary
         raise StoreCorrupt(session, what, str(exc)) from exc
 
 
 def evidence_from(session: str, evidence_id: str, text: Any) -> Evidence:
     """An evidence row's document back as an Evidence record."""
     what = f"evidence {evidence_id}"
-    return Evidence(**check(Evidence, decode(text, session, what), session, what))
+    try:
+        return Evidence(**check(Evidence, decode(text, session, what), session, what))
+    except ValueError as exc:  # a status that is no word of the vocabulary
+        raise StoreCorrupt(session, what, str(exc)) from exc
 
 
 def reply_doc(reply: ReplyRecord) -> str:
@@ -203,7 +208,7 @@ class RowReads:
     def open_tasks(self, session_id: str) -> list[TaskState]:
         """Tasks of the session not ended."""
         rows = self._read(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = ? AND state NOT IN "
-                          "('DONE', 'FAILED', 'CANCELLED') ORDER BY n, id", (session_id,))
+                          f"{_ENDED_SQL} ORDER BY n, id", (session_id,))
         return [task_from(session_id, tid, doc) for tid, doc in rows]
 
     def session_head(self, session_id: str) -> SessionState | None:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from skillc.runtime.vocab import Suspension
+
 KEY_ENV = "SKILLC_AUDIT_KEY"
 _ANCHOR = "skillc-trace-anchor\0"
 TRIGGERS = frozenset({"node.suspended", "node.resumed", "write.settled"})
@@ -235,7 +237,7 @@ def follow(event: dict[str, Any], env: Any, chain: AuditChain | None) -> Iterato
     node = task.nodes.get(node_id) if task is not None and node_id else None
     common = {"task": event.get("task"), "node": node_id}
     kind = event.get("kind")
-    if event["type"] in ("node.suspended", "node.resumed") and kind == "APPROVAL":
+    if event["type"] in ("node.suspended", "node.resumed") and kind == Suspension.APPROVAL:
         pending = getattr(node, "pending", None)
         if node is None or pending is None:
             return

@@ -22,6 +22,7 @@ from bisect import bisect_left
 from typing import Any
 
 from skillc.runtime.errors import ErrorName
+from skillc.runtime.vocab import EvidenceStatus
 
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 ROUTES = {"call": "direct", "verify": "verify", "user": "user"}
@@ -151,9 +152,9 @@ def tool_outcome(event: dict[str, Any]) -> str:
         return "replayed"
     if event.get("ok"):
         return "ok"
-    if event.get("status") == "UNKNOWN":
+    if event.get("status") == EvidenceStatus.UNKNOWN:
         return "uncertain"
-    if event.get("error") == "TOOL_BUSINESS_FAILED":
+    if event.get("error") == ErrorName.TOOL_BUSINESS_FAILED:
         return "business_failed"
     if event.get("evidence") is None and event.get("status") is None:
         return "refused"  # stopped before any tool was reached

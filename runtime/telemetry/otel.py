@@ -29,6 +29,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from skillc.runtime.telemetry.metrics import tool_outcome
 from skillc.runtime.telemetry.otel_calls import ChatSpan, ToolSpan, client_span, model_attributes
+from skillc.runtime.vocab import NodeStatus, TaskStatus
 
 TURN_WORKFLOW = "skillc.turn"  # gen_ai.workflow.name of a turn's span
 _PLANNING = ("route", "intent", "plan")
@@ -190,8 +191,8 @@ class Spans:
             st.plan = None
         task = self._task(st, event["session"], event.get("task"))
         task.set_attribute("skillc.task.state", state)
-        if state != "DONE":
-            task.set_attribute("error.type", state if state == "CANCELLED" else "task_failed")
+        if state != TaskStatus.DONE:
+            task.set_attribute("error.type", state if state == TaskStatus.CANCELLED else "task_failed")
             task.set_status(Status(StatusCode.ERROR))
         if task is st.task:
             for span in reversed(st.nodes.values()):
@@ -210,7 +211,7 @@ class Spans:
         span = self._node(st, event, env)
         state = str(event.get("state"))
         span.set_attribute("skillc.node.state", state)
-        if state == "FAILED":
+        if state == NodeStatus.FAILED:
             span.set_attribute("error.type", "node_failed")
             span.set_status(Status(StatusCode.ERROR))
         span.end()
@@ -289,7 +290,7 @@ class Spans:
     def _on_turn_reply(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
         st.turn.set_attribute("skillc.turn.suspended", bool(event.get("suspended")))
         if st.task is not None:
-            st.task.set_attribute("skillc.task.state", "SUSPENDED" if event.get("suspended") else "RUNNING")
+            st.task.set_attribute("skillc.task.state", str(TaskStatus.SUSPENDED if event.get("suspended") else TaskStatus.RUNNING))
         self._end_turn(st)
         del self._turns[str(event["session"])]
 
