@@ -18,7 +18,7 @@ from typing import Any, Callable
 from skillc.runtime.redact import redact_urls
 from skillc.runtime.idtext import ascii_int
 from skillc.runtime.errors import SkillcError
-from skillc.servers import startup_report
+from skillc.runtime.mcp.startup import startup_report
 
 
 class ChatError(SkillcError):
@@ -39,6 +39,7 @@ def parse_platform(items: list[str]) -> dict[str, Any]:
 
 def load_studio(config: Any, compiled: str | None, workdir: Path) -> Any:
     """A compiled directory as is, or the configured source compiled on load (needs the compiler)."""
+    from skillc.compile_on_load import compile_on_load
     from skillc.runtime.loader import load_compiled
 
     if compiled:
@@ -53,7 +54,7 @@ def load_studio(config: Any, compiled: str | None, workdir: Path) -> Any:
     except ImportError as exc:
         raise ChatError(f"{source} is a studio source; compiling it needs `pip install skillc[compiler]`, "
                         "or pass --compiled DIR") from exc
-    return load_compiled(workdir / "compiled", source=source)
+    return load_compiled(workdir / "compiled", source=source, compiler=compile_on_load)
 
 
 async def chat(args: Any, read: Callable[[str], Any], write: Callable[[str], None]) -> int:

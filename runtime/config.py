@@ -28,8 +28,9 @@ fingerprint-limit = 3
 ```
 
 Relative filesystem paths (studio source, store path, server cwd) are resolved against the
-folder of the config file. Unknown keys are reported in `Config.warnings` (and logged), never
-fatal; malformed TOML and invalid values raise `ConfigError` naming the file (and line).
+folder of the config file (a store `path = ":memory:"` stays in memory). Unknown keys are
+reported in `Config.warnings` (and logged), never fatal; malformed TOML and invalid values raise
+`ConfigError` naming the file (and line).
 """
 from __future__ import annotations
 
@@ -421,8 +422,8 @@ def _resolve_paths(config: Config, base: Path | None) -> Config:
         return config
 
     def resolve(value: str | None) -> str | None:
-        if value is None or "://" in value or Path(value).is_absolute():
-            return value
+        if value is None or value == ":memory:" or "://" in value or Path(value).is_absolute():
+            return value  # ":memory:": an in-memory SQLite store, not a file of that name
         return str((base / value).resolve())
 
     servers = {name: s.model_copy(update={"cwd": resolve(s.cwd)}) for name, s in config.mcp.servers.items()}

@@ -7,24 +7,24 @@ the directory is refused. Graph templates are node-link JSON: a turn reads only 
 profile, skills, delegation catalog and provider inputs (edges and `unavailable_inputs`, as the
 compiler decided them) from it, so the networkx graph (`AgentTemplate.graph`, for `skillc graph`
 and the console) is built, and networkx imported (~100+ ms), only when asked for.
-`CompiledStudio.refresh()` runs every turn: it
-re-reads manifest.json and re-imports only the modules whose hash changed. With a `source`
-(compile-on-load, needs the compiler extra) it first rebuilds the directory incrementally, so a
-turn costs one hash comparison per unchanged skill.
+`CompiledStudio.refresh()` runs every turn: it re-reads manifest.json and re-imports only the
+modules whose hash changed. With a `source` (compile-on-load, by the `StudioCompiler` the caller
+passes: the CLI's uses the compiler extra) it first rebuilds the directory incrementally, so a turn
+costs one hash comparison per unchanged skill.
 """
 from __future__ import annotations
 
 import hashlib
-import importlib
 import importlib.util
 import itertools
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillc.runtime.errors import SkillcError
 
@@ -78,16 +78,29 @@ class AgentTemplate:
         return nx.node_link_graph(self.graph_data, directed=True, multigraph=False, edges="edges")
 
 
-def _compile_on_load(source: str | os.PathLike[str], out_dir: Path) -> None:
-    """Rebuild `out_dir` from a studio source. The compiler is an optional extra: it is looked up
-    by name at run time, so a deployed runtime never depends on it (nor on Lark)."""
+class StudioCompiler(Protocol):
+    """Compile-on-load, given by the caller (the CLI passes `skillc`'s own): rebuild `out_dir` from
+    a studio source, a studio directory or SQLite file or a studio service's document
+    (`{"agents", "skills"}`, named by `origin`). The runtime never imports the compiler, not even
+    by name, so a deployed runtime depends on neither it nor Lark; an ImportError from the callable
+    means the compiler extra is missing."""
+
+    def __call__(self, source: str | os.PathLike[str] | Mapping[str, Any], out_dir: Path, *,
+                 origin: str | None = None) -> None: ...
+
+
+def _compile_on_load(compiler: StudioCompiler | None, source: str | os.PathLike[str], out_dir: Path) -> None:
+    """Rebuild `out_dir` from a studio source with the compiler the caller gave."""
+    if compiler is None:
+        raise CompiledStudioError(
+            f"compiling {source} on load needs a compiler (`compiler=`; the skillc command passes its own); "
+            "or compile ahead of time with `skillc compile` and load the directory")
     try:
-        build = importlib.import_module("skillc.compiler.build")
+        compiler(source, out_dir)
     except ImportError as exc:
         raise CompiledStudioError(
             f"compiling {source} on load needs the compiler extra (pip install 'skillc[compiler]'); "
             "or compile ahead of time with `skillc compile` and load the directory") from exc
-    build.compile_studio(source, out_dir)
 
 
 def _import(path: Path, key: str) -> ModuleType:
@@ -146,6 +159,7 @@ class CompiledStudio:
 
     out_dir: Path
     source: str | os.PathLike[str] | None = None
+    compiler: StudioCompiler | None = field(default=None, repr=False)  # compile-on-load, with `source`
     manifest: dict[str, Any] = field(default_factory=dict)
     skills: dict[str, ModuleType] = field(default_factory=dict)
     agents: dict[str, AgentTemplate] = field(default_factory=dict)
@@ -158,7 +172,7 @@ class CompiledStudio:
         """Re-read the manifest (after rebuilding from `source`, when set); re-import changed
         modules and graphs only. Returns True when anything changed."""
         if self.source is not None:
-            _compile_on_load(self.source, self.out_dir)
+            _compile_on_load(self.compiler, self.source, self.out_dir)
         path = self.out_dir / MANIFEST
         try:
             st = path.stat()
@@ -223,9 +237,11 @@ class CompiledStudio:
         return changed
 
 
-def load_compiled(out_dir: str | os.PathLike[str], *, source: str | os.PathLike[str] | None = None) -> CompiledStudio:
+def load_compiled(out_dir: str | os.PathLike[str], *, source: str | os.PathLike[str] | None = None,
+                  compiler: StudioCompiler | None = None) -> CompiledStudio:
     """Load a directory written by `skillc compile`. With `source` (compile-on-load), the
-    directory is first rebuilt from that studio source, and again on every `refresh()`."""
-    studio = CompiledStudio(out_dir=Path(out_dir), source=source)
+    directory is first rebuilt from that studio source by `compiler`, and again on every
+    `refresh()`."""
+    studio = CompiledStudio(out_dir=Path(out_dir), source=source, compiler=compiler)
     studio.refresh()
     return studio

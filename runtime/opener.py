@@ -4,6 +4,8 @@
 given by the caller, opens what is missing (the MCP gateway, the store, the model) and closes on
 exit exactly what it opened; parts the caller passed stay the caller's. Callbacks are passed
 explicitly (`on_progress`, trace `listeners`); `mcp.invoked` events are reported per session.
+Its parts (`open_store_in`, `open_gateway_in`, `open_model_in`, each closing what it opened with
+an `AsyncExitStack`) are also how `skillc serve` opens its runtime (runtime/server/context.py).
 """
 from __future__ import annotations
 
@@ -52,15 +54,15 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
         opened: Store
         if store is None or isinstance(store, (str, os.PathLike)):
             target = cfg.store.target() if store is None else store
-            opened = _open_store(target, stack, cfg.store.options(target))
+            opened = open_store_in(stack, target, cfg.store.options(target))
         else:
             opened = store
         if studio is None:
-            studio = _load_studio(cfg)
+            studio = load_studio(cfg)
         if gateway is None:
-            gateway = await _open_gateway(cfg, servers, stack)
+            gateway = await open_gateway_in(stack, cfg, servers)
         if model is None:
-            model = _open_model(cfg, stack)
+            model = open_model_in(stack, cfg)
         if trace is None:
             from skillc.runtime.trace import TraceWriter
 
@@ -71,7 +73,8 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
         yield runtime
 
 
-def _open_store(target: str | os.PathLike[str], stack: AsyncExitStack, options: dict[str, Any]) -> Store:
+def open_store_in(stack: AsyncExitStack, target: str | os.PathLike[str], options: dict[str, Any]) -> Store:
+    """The store at `target` (a SQLite path, `:memory:` or a postgresql:// URL), closed with `stack`."""
     from skillc.runtime.store import open_store
 
     text = str(target)
@@ -82,7 +85,8 @@ def _open_store(target: str | os.PathLike[str], stack: AsyncExitStack, options: 
     return store
 
 
-def _load_studio(cfg: Config) -> Any:
+def load_studio(cfg: Config) -> Any:
+    """The compiled directory `[studio] source` names (ConfigError when it is not one)."""
     from skillc.runtime.loader import MANIFEST, load_compiled
 
     source = cfg.studio.source
@@ -94,7 +98,9 @@ def _load_studio(cfg: Config) -> Any:
     return load_compiled(source)
 
 
-async def _open_gateway(cfg: Config, servers: Mapping[str, Any] | None, stack: AsyncExitStack) -> Any:
+async def open_gateway_in(stack: AsyncExitStack, cfg: Config, servers: Mapping[str, Any] | None = None) -> Any:
+    """A started MCP gateway over `servers` (default: `[mcp.servers]`, given a temporary directory
+    removed on close), closed with `stack`."""
     from skillc.runtime.mcp.gateway import McpGateway
 
     if servers is None:
@@ -107,7 +113,8 @@ async def _open_gateway(cfg: Config, servers: Mapping[str, Any] | None, stack: A
     return gateway
 
 
-def _open_model(cfg: Config, stack: AsyncExitStack) -> Model:
+def open_model_in(stack: AsyncExitStack, cfg: Config) -> Model:
+    """The `[model]` adapter (`openai`, or `scripted`), closed with `stack`."""
     if cfg.model.adapter == "scripted":
         from skillc.runtime.model.scripted import ScriptedModel
 

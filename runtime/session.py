@@ -12,7 +12,6 @@ import logging
 import random
 import time
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Callable
 
 from skillc.runtime import border, lifecycle, tasks
@@ -69,13 +68,6 @@ class Runtime:
         # False: a reply counts as delivered when `send`/`answer` returns it. A server sets True
         # and calls `Session.acknowledge` once its client has read the reply to its end.
         self.acknowledges_delivery = False
-
-    @staticmethod
-    def from_config(config: Any = None, **parts: Any) -> AbstractAsyncContextManager[Runtime]:
-        """`async with Runtime.from_config("skillc.toml") as rt:`, the same as `open_runtime`."""
-        from skillc.runtime.opener import open_runtime
-
-        return open_runtime(config, **parts)
 
     async def aclose(self) -> None:
         """Close the parts this runtime was built with (gateway, model, store, trace)."""

@@ -1,18 +1,46 @@
-"""The runtime deploys without the compiler: runtime/ never imports it or Lark, run-time commands
-work with Lark blocked, and commands that do not talk to MCP do not import the mcp SDK."""
+"""The runtime deploys without the compiler: runtime/ never imports it or Lark, nor the CLI, in any
+form (a deferred import, an `importlib` string: compile-on-load is a callable the CLI passes in);
+run-time commands work with Lark blocked, and commands that do not talk to MCP do not import the
+mcp SDK."""
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from helpers.import_graph import all_imports, modules
+
 ROOT = Path(__file__).resolve().parents[1]
 IMPORT = re.compile(r"^\s*(from|import)\s+(skillc\.compiler|lark)\b", re.M)
+NAMES_COMPILER = re.compile(r"^(skillc\.compiler|lark)(\.|$)")
 
 
 def test_runtime_sources_never_import_the_compiler_or_lark() -> None:
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "runtime").rglob("*.py") if IMPORT.search(p.read_text())]
+    assert offenders == []
+
+
+def _outside_the_runtime(target: str) -> bool:
+    """A `skillc` module that is not the runtime's (the compiler, the CLI) or Lark."""
+    if NAMES_COMPILER.match(target):
+        return True
+    return (target == "skillc" or target.startswith("skillc.")) and not target.startswith(("skillc.runtime", "skillc.generated"))
+
+
+def test_runtime_never_names_the_compiler_or_the_cli_in_any_import() -> None:
+    offenders = sorted(f"{imp.source}:{imp.line} {imp.how} import of {imp.target}"
+                       for imp in all_imports(ROOT / "runtime", "skillc.runtime") if _outside_the_runtime(imp.target))
+    assert offenders == []
+
+
+def test_runtime_never_spells_a_compiler_module_as_a_string() -> None:
+    offenders = []
+    for mod, path in modules(ROOT / "runtime", "skillc.runtime").items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and NAMES_COMPILER.match(node.value):
+                offenders.append(f"{mod}:{node.lineno} {node.value!r}")
     assert offenders == []
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from skillc.compile_on_load import compile_on_load
 from skillc.compiler import build, ir
 from skillc.runtime.loader import CompiledStudioError, load_compiled
 
@@ -49,7 +50,9 @@ def test_compile_on_load(tmp_path: Path) -> None:
     (src / "skills" / "s.x" / "skill.yaml").write_text("skill_name: X\ntools: [t]\n")
     contract = src / "skills" / "s.x" / "contract.jsonc"
     contract.write_text('{"tools": {"t": {"success": {"path": "code", "op": "EQ", "value": 1}}}}')
-    studio = load_compiled(tmp_path / "out", source=src)
+    with pytest.raises(CompiledStudioError, match="needs a compiler"):  # the runtime has none of its own
+        load_compiled(tmp_path / "out", source=src)
+    studio = load_compiled(tmp_path / "out", source=src, compiler=compile_on_load)  # what the CLI passes
     first = studio.skills["s.x"]
     assert studio.refresh() is False and studio.skills["s.x"] is first
     contract.write_text('{"tools": {"t": {"success": {"path": "code", "op": "EQ", "value": 2}}}}')

@@ -50,6 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run `skillc serve`; returns the exit status."""
+    from skillc.compile_on_load import compile_on_load
     from skillc.runtime.config import ConfigError, load_config
     from skillc.runtime.server import create_app
     from skillc.runtime.server.options import read_options
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         if options.dev_identity is not None and not options.dev:
             raise ValueError("--dev-identity is for development mode only: add --dev-insecure "
                              "(or [server] auth = \"dev\")")
-        app = create_app(args.source, config=config, options=options)
+        app = create_app(args.source, config=config, options=options, compiler=compile_on_load)
     except (ConfigError, ValueError) as exc:
         print(f"skillc serve: error: {exc}", file=sys.stderr)
         return 2

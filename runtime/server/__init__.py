@@ -3,7 +3,8 @@
 docs/API.md is the contract. `create_app(...)` builds the Starlette app from route modules
 (`health`, `agui`, `rest`, `metrics`, and the console's); `ServerContext` is what a route module
 gets: the runtime, caller identification, session ownership, the run registry. Nothing here
-imports the compiler (compile-on-load is looked up by name when a studio needs it).
+imports the compiler or names it: compile-on-load is the callable `create_app(compiler=...)` is
+given (`skillc serve` passes its own).
 """
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from skillc.runtime.loader import StudioCompiler
 from skillc.runtime.server.auth import DEV_HEADER, GatewayAuth
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.devmode import DevGuard
@@ -44,11 +45,13 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
                config: Any = None, options: ServeOptions | None = None,
                route_modules: Sequence[str] | None = None, model: Any = None, gateway: Any = None,
                store: Any = None, servers: Any = None, dev: bool | None = None,
-               secret: str | None = None) -> Starlette:
+               secret: str | None = None, compiler: StudioCompiler | None = None) -> Starlette:
     """The ASGI app. `source`: a compiled directory, a studio directory/SQLite file, or a studio
     service URL (default: the config's `[studio] source`). `model`/`gateway`/`store` replace what
     the config would open (tests, embedding; a given gateway must be started), `servers` the
-    config's MCP servers (e.g. `InProcessServer`s). `app.state.ctx` is the `ServerContext`."""
+    config's MCP servers (e.g. `InProcessServer`s). `compiler` compiles a studio source or service on
+    load (`skillc.compile_on_load`, which `skillc serve` passes; none: only a compiled directory
+    serves). `app.state.ctx` is the `ServerContext`."""
     from skillc.runtime.config import load_config
 
     config = config if config is not None else load_config(config_path)
@@ -58,7 +61,8 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
     telemetry.for_service(config_path)  # [telemetry] / OTEL_*: spans; metrics for GET /metrics either way
     src = str(source) if source is not None else (options.studio_url or config.studio.source)
     store_dir = Path(config.store.path).resolve().parent if config.store.path else Path.cwd()
-    feed = StudioFeed(src, store_dir / "compiled", interval=options.studio_refresh, timeout=options.studio_timeout)
+    feed = StudioFeed(src, store_dir / "compiled", interval=options.studio_refresh, timeout=options.studio_timeout,
+                      compiler=compiler)
     auth = GatewayAuth(secret=options.secret, skew=options.clock_skew, dev=options.dev,
                        hidden=tuple(config.settings.platform_hidden), dev_identity=options.dev_identity)
     ctx = ServerContext(config=config, options=options, feed=feed, auth=auth, model=model, gateway=gateway,

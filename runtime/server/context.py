@@ -10,20 +10,21 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import inspect
 import logging
-import os
 import secrets
 import tempfile
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
 
 from starlette.requests import Request
 
+from skillc.runtime import opener
 from skillc.runtime.errors import CallerError, SessionBusy, UnknownAgent
+from skillc.runtime.mcp.startup import startup_report
 from skillc.runtime.redact import redact_urls
 from skillc.runtime.server.auth import GatewayAuth, Identity, StoredNonces, owner_of
 from skillc.runtime.server.errors import IN_STREAM, ApiError
@@ -63,7 +64,7 @@ class ServerContext:
         self.started = False
         self.on_shutdown: list[Callable[[], None]] = []  # called as shutdown begins (e.g. leave a balancer)
         self._given = {"model": model, "gateway": gateway, "store": store, "servers": servers}
-        self._owned: list[Any] = []
+        self._stack = AsyncExitStack()  # what start opened (store, gateway, model), closed by stop
         # Live sessions, least recently used first; an idle one beyond the limit is let go (its
         # state is in the store; it is reopened on its next request).
         self._sessions: OrderedDict[str, Any] = OrderedDict()
@@ -77,21 +78,18 @@ class ServerContext:
     # ------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
-        """Open store, MCP servers and model; load the studio; build the runtime."""
+        """Open store, MCP servers and model (opener's parts, as `open_runtime` opens them); load
+        the studio; build the runtime."""
         from skillc.runtime import Runtime, TraceWriter
 
-        store = self._given["store"] or self._open_store()
+        store = self._given["store"]
+        if store is None:
+            target = self.config.store.target()  # $SKILLC_STORE_URL, else [store] url, else path
+            store = opener.open_store_in(self._stack, target, self.config.store.options(target))
         gateway = self._given["gateway"]
         if gateway is None:
-            from skillc.runtime.mcp.gateway import McpGateway
-
-            tmp = tempfile.mkdtemp(prefix="skillc-serve-")
-            servers = self._given["servers"] or {n: s.with_tmp(tmp) for n, s in self.config.mcp.servers.items()}
-            gateway = McpGateway(servers, timeout=self.config.mcp.timeout,
-                                 connect_timeout=self.config.mcp.connect_timeout)
-            await gateway.start()
-            self._owned.append(gateway)
-        model = self._given["model"] or self._open_model()
+            gateway = await opener.open_gateway_in(self._stack, self.config, self._given["servers"])
+        model = self._given["model"] or opener.open_model_in(self._stack, self.config)
         await self.feed.update(force=True)
         if self._given["gateway"] is None:
             self._report_servers(gateway)
@@ -112,33 +110,11 @@ class ServerContext:
     def _report_servers(self, gateway: Any) -> None:
         """Once at start, the check `skillc chat` prints: each server's tool count, and a warning
         per loaded skill whose toolNames no server serves (every call of them would fail)."""
-        from skillc.servers import startup_report
-
         counted, unserved = startup_report(self._given["servers"] or self.config.mcp.servers, self.feed, gateway)
         for line in counted:
             log.info("%s", line)
         for line in unserved:
             log.warning("%s", line)
-
-    def _open_store(self) -> Any:
-        from skillc.runtime import store as store_mod
-
-        path = self.config.store.target()  # $SKILLC_STORE_URL, else [store] url, else path
-        if not path.startswith(("postgresql://", "postgres://")):
-            Path(path).resolve().parent.mkdir(parents=True, exist_ok=True)
-        opener = getattr(store_mod, "open_store", None)
-        store = opener(path, **self.config.store.options(path)) if opener else store_mod.Store(path)
-        self._owned.append(store)
-        return store
-
-    def _open_model(self) -> Any:
-        from skillc.runtime.model.openai import OpenAIChatModel
-
-        cfg = {k: v for k, v in self.config.model.model_dump(exclude_defaults=True).items() if v is not None}
-        cfg.setdefault("base_url", os.environ.get("SKILLC_MODEL_BASE_URL") or self.config.model.base_url)
-        model = OpenAIChatModel.from_config(cfg, os.environ)
-        self._owned.append(model)
-        return model
 
     async def stop(self) -> None:
         """Graceful shutdown: refuse new runs, let running turns reach a stopping point, close."""
@@ -149,14 +125,10 @@ class ServerContext:
         if running:
             log.info("waiting up to %gs for %d running turn(s)", self.options.shutdown_grace, len(running))
             await asyncio.wait(running, timeout=self.options.shutdown_grace)
-        for thing in reversed(self._owned):
-            closer = getattr(thing, "aclose", None) or getattr(thing, "close", None)
-            try:
-                result = closer() if closer else None
-                if inspect.isawaitable(result):
-                    await result
-            except Exception:  # closing is best effort: the process is going away
-                log.exception("closing %s", type(thing).__name__)
+        try:  # what start opened, last first; every closer runs even when one fails
+            await self._stack.aclose()
+        except Exception:  # closing is best effort: the process is going away
+            log.exception("closing the store, MCP servers or model")
         await self.feed.aclose()
         self.traces.close()
 

@@ -1,7 +1,8 @@
 """The served studio: a compiled directory kept current from its source, without blocking turns.
 
 Sources: a compiled directory (no compiler needed), a studio directory or SQLite file (compiled on
-load), or a studio service over HTTP (`skillc studio serve`, docs/API.md §8). `update()` is awaited
+load by the `StudioCompiler` given: `skillc serve` passes the compiler extra's, runtime/loader.py),
+or a studio service over HTTP (`skillc studio serve`, docs/API.md §8). `update()` is awaited
 before a turn, at most once per `interval`: an HTTP studio costs one conditional GET when
 unchanged; a changed one is compiled incrementally in a worker thread (an unchanged skill keeps
 its module). A source that fails leaves the last good studio serving and says so in `status`.
@@ -10,7 +11,6 @@ The engine's own per-turn `refresh()` is a no-op here: this object already did t
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import logging
 import time
@@ -19,7 +19,7 @@ from typing import Any
 
 from skillc.runtime.errors import SkillcError
 from skillc.runtime.redact import redact_urls
-from skillc.runtime.loader import MANIFEST, CompiledStudio, CompiledStudioError
+from skillc.runtime.loader import MANIFEST, CompiledStudio, CompiledStudioError, StudioCompiler
 
 log = logging.getLogger("skillc.server.studio")
 FORMAT = "skillc.studio/1"
@@ -29,13 +29,8 @@ class StudioUnavailable(SkillcError):
     """The studio source could not give a usable studio this time."""
 
 
-def _compiler() -> tuple[Any, Any]:
-    # Looked up by name: the runtime half never imports the compiler; compile-on-load needs the extra.
-    try:
-        return importlib.import_module("skillc.compiler.sources"), importlib.import_module("skillc.compiler.build")
-    except ImportError as exc:
-        raise StudioUnavailable("compiling a studio source needs the compiler extra "
-                                "(pip install 'skillc[compiler]'); or serve a compiled directory") from exc
+_NO_COMPILER = ("compiling a studio source needs the compiler extra (pip install 'skillc[compiler]'); "
+                "or serve a compiled directory")
 
 
 def check_document(data: Any) -> dict[str, Any]:
@@ -53,8 +48,10 @@ def check_document(data: Any) -> dict[str, Any]:
 class StudioFeed:
     """Looks like a `CompiledStudio` to the engine (`skills`, `agents`, `rejected`, `refresh`)."""
 
-    def __init__(self, source: str | None, out_dir: Path, *, interval: float = 2.0, timeout: float = 5.0) -> None:
+    def __init__(self, source: str | None, out_dir: Path, *, interval: float = 2.0, timeout: float = 5.0,
+                 compiler: StudioCompiler | None = None) -> None:
         self.source = source
+        self.compiler = compiler  # compile-on-load of a source or a studio service (the CLI passes it)
         self.shown = redact_urls(source) if source else None  # what /readyz, events and logs print
         self.out_dir = Path(out_dir)
         self.interval = interval
@@ -139,19 +136,25 @@ class StudioFeed:
             self.compiled.refresh()  # a stat of manifest.json when unchanged
             return
         if self.kind == "source":
-            sources, build = _compiler()
-            await asyncio.to_thread(build.compile_studio, sources.load_studio(self.source), self.out_dir)
+            await self._compile(str(self.source))
         else:
             data = await self._fetch()
             if data is None:  # 304: unchanged
                 return
-            sources, build = _compiler()
-            studio = sources.studio_from_mapping({"agents": data["agents"], "skills": data["skills"]},
-                                                 origin=str(self.shown))
-            await asyncio.to_thread(build.compile_studio, studio, self.out_dir)
+            await self._compile({"agents": data["agents"], "skills": data["skills"]}, origin=str(self.shown))
             self.version = str(data.get("version") or "")
         if self.compiled.refresh():
             self.updates += 1
+
+    async def _compile(self, source: str | dict[str, Any], *, origin: str | None = None) -> None:
+        """Rebuild the compiled directory from `source` in a worker thread, by the compiler given."""
+        if self.compiler is None:
+            raise StudioUnavailable("compiling a studio source needs a compiler (`create_app(compiler=...)`; "
+                                    "`skillc serve` passes its own); or serve a compiled directory")
+        try:
+            await asyncio.to_thread(self.compiler, source, self.out_dir, origin=origin)
+        except ImportError as exc:
+            raise StudioUnavailable(_NO_COMPILER) from exc
 
     async def _fetch(self) -> dict[str, Any] | None:
         import httpx

@@ -162,6 +162,7 @@ async def serving(tmp: Path, compiled: Path, *, extra: str = "", dev: bool = Fal
                   secret: str | None = SECRET, source: str | None = None, before: Any = None) -> AsyncIterator[InProcess]:
     """`create_app` of the compiled studio at `compiled` (or of `source`), its lifespan running
     meanwhile; `before(app)` runs before the lifespan starts."""
+    from skillc.compile_on_load import compile_on_load
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.server import create_app
 
@@ -170,7 +171,7 @@ async def serving(tmp: Path, compiled: Path, *, extra: str = "", dev: bool = Fal
     gateway = AnswerAll(tools)
     model = ModelDouble(responder)
     app = create_app(source or compiled, config_path=write_config(tmp, extra), model=model, gateway=gateway,
-                     dev=dev or None, secret=None if dev else secret)
+                     dev=dev or None, secret=None if dev else secret, compiler=compile_on_load)
     if before is not None:
         before(app)
     async with app.router.lifespan_context(app):

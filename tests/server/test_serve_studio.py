@@ -29,11 +29,12 @@ def stack(tmp_path: Path, fake_model: FakeOpenAIServer) -> Iterator[dict[str, An
     studio_dir = tmp_path / "studio"
     shutil.copytree(ROOT / "examples" / "studio", studio_dir)
     studio = ServerThread(make_app(studio_dir)).__enter__()
+    from skillc.compile_on_load import compile_on_load
     from skillc.runtime.server import create_app
 
     config = write_config(tmp_path, studio.url, fake_model.url)
     config.write_text(config.read_text(encoding="utf-8").replace("source =", "url =", 1), encoding="utf-8")
-    app = create_app(config_path=config)  # `[studio] url`
+    app = create_app(config_path=config, compiler=compile_on_load)  # `[studio] url`
     runtime = ServerThread(app).__enter__()
     client = Client(runtime.url, SECRET, ALICE)
     try:

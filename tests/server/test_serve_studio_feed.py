@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 
 from skillc.commands.studio import document
+from skillc.compile_on_load import compile_on_load
 from skillc.compiler.sources import load_studio
 from skillc.runtime.server.studio_feed import StudioFeed
 
@@ -28,7 +29,7 @@ def test_garbage_keeps_the_last_good_studio(tmp_path: Path) -> None:
         seen.append(request)
         return answers.pop(0)
 
-    feed = StudioFeed("http://studio.test", tmp_path / "compiled", interval=0)
+    feed = StudioFeed("http://studio.test", tmp_path / "compiled", interval=0, compiler=compile_on_load)
     feed._client = httpx.AsyncClient(transport=httpx.MockTransport(reply))
 
     async def go() -> list[str | None]:
@@ -68,3 +69,11 @@ def test_studio_serve_exposes_a_sqlite_studio(tmp_path: Path) -> None:
     assert client.get("/studio", headers={"If-None-Match": first.headers["etag"]}).status_code == 304
     lifecycle = next(s for s in doc["skills"] if s["skill_key"] == "cms.article.lifecycle")
     assert lifecycle["tools"] == ["cms_space_list", "cms_article_create"] and len(lifecycle["sha256"]) == 64
+
+
+def test_a_source_without_a_compiler_is_refused_not_compiled(tmp_path: Path) -> None:
+    # the runtime has no compiler of its own: compile-on-load is the callable its caller passes
+    feed = StudioFeed(str(ROOT / "examples" / "studio"), tmp_path / "compiled", interval=0)
+    error = asyncio.run(feed.update(force=True))
+    assert error is not None and "needs a compiler" in error and not feed.loaded
+    assert not (tmp_path / "compiled" / "manifest.json").exists()
