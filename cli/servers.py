@@ -28,6 +28,7 @@ class ListedTool:
     read_only: bool | None = None
     destructive: bool | None = None
     input_schema: Any = None
+    output_schema: Any = None  # the tool's declared outputSchema, when it has one
 
 
 @dataclass
@@ -79,7 +80,8 @@ async def _list_one(name: str, spec: Any, timeout: float) -> ServerListing:
                     for t in page.tools:
                         hints = t.annotations
                         tools.append(ListedTool(t.name, name, getattr(hints, "read_only_hint", None),
-                                                getattr(hints, "destructive_hint", None), dict(t.input_schema or {})))
+                                                getattr(hints, "destructive_hint", None), dict(t.input_schema or {}),
+                                                getattr(t, "output_schema", None)))
                     cursor = page.next_cursor
                     if not cursor:
                         break

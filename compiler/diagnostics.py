@@ -95,6 +95,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "SC709": ("warning", "(rules) a rule reads evidence of a tool this skill does not call"),
     "SC710": ("error", "(rules) a matches() pattern outside the linear-time pattern language"),
     "SC711": ("warning", "(check --servers) a rule reads an argument the tool's inputSchema does not have"),
+    "SC712": ("warning", "(check --servers) a rule reads an evidence field the tool's outputSchema never has"),
     "SC801": ("error", "(typed evidence) an args evidence field that names nothing the contract extracts"),
     "SC802": ("warning", "(typed evidence) args evidence without EVIDENCE among the sources: no effect"),
     "SC803": ("error", "(MATCHES) a success pattern that is not a string or not in the supported pattern language"),

@@ -1,6 +1,8 @@
 """`skillc check --servers` for rules: a rule that reads `args.X` where the tool's MCP inputSchema
 has no property X and the contract binds none (SC711) reads a value the model is never asked
-for, so the rule is undecidable on every call. Points at `args.X` inside the rule text."""
+for, and one that reads an evidence field no answer of the tool has by its MCP outputSchema
+(SC712, compiler/rules_outputs.py) reads a value never there: either rule is undecidable on every
+call. Each points at the read inside the rule text."""
 from __future__ import annotations
 
 from typing import Any, Iterator
@@ -9,6 +11,7 @@ from skillc.compiler import ir
 from skillc.compiler import rules_ast as A
 from skillc.compiler.diagnostics import Diagnostic, make
 from skillc.compiler.rules_front import text_span
+from skillc.compiler.rules_outputs import OutputReads, Shape, inline_refs, origin_fields
 from skillc.compiler.rules_syntax import RuleError, parse_rule_expr
 
 
@@ -36,8 +39,57 @@ def _texts(rule: ir.Rule) -> Iterator[tuple[str, str, ir.Span | None]]:
 
 
 def rule_schema_findings(result: Any, served: dict[str, Any]) -> list[Diagnostic]:
-    """SC711 for every loadable skill's rules against the served tools' input schemas
-    (`served`: tool name -> a listed tool with `input_schema`)."""
+    """SC711 for every loadable skill's rules against the served tools' input schemas, SC712
+    against their output schemas (`served`: tool name -> a listed tool with `input_schema` and
+    `output_schema`)."""
+    return _input_findings(result, served) + _output_findings(result, served)
+
+
+def _output_findings(result: Any, served: dict[str, Any]) -> list[Diagnostic]:
+    """SC712: evidence fields rules read that no answer of the tool has (by its outputSchema)."""
+    outputs = {name: inline_refs(schema) if isinstance(schema := getattr(t, "output_schema", None), dict) else None
+               for name, t in served.items()}
+    if not any(isinstance(s, dict) for s in outputs.values()):
+        return []
+    origin = origin_fields(outputs)
+    out: list[Diagnostic] = []
+    for profile in result.studio.skills:
+        contract = result.contracts.get(profile.skill_key)
+        if contract is None:
+            continue
+        file = profile.source.contract_file if profile.source else None
+        for name, tool in contract.tools.items():
+            for i, rule in enumerate(tool.rules):
+                env: dict[str, Shape | None] = {}
+                texts = list(_texts(rule))
+                lets = [t for t in texts if t[0].startswith("let.")]
+                for which, text, span in lets + [t for t in texts if not t[0].startswith("let.")]:
+                    try:
+                        node = parse_rule_expr(text)
+                    except RuleError:
+                        continue  # reported by the front end
+                    reads = OutputReads(outputs, origin)
+                    found = reads.shape(node, env)
+                    if which.startswith("let."):
+                        env[which[4:]] = found
+                    for miss in reads.unread:
+                        shape = miss.shape
+                        if shape.tool is None:
+                            said = (f"no object in the served tools' outputSchemas has a field '{miss.field}', so "
+                                    f"{shape.path} never has it")
+                        else:
+                            said = (f"{shape.path} has no field '{miss.field}' in the outputSchema of {shape.tool}, "
+                                    f"which allows no other: no answer of {shape.tool} has it")
+                        known = ", ".join(miss.known[:24]) + (", …" if len(miss.known) > 24 else "")
+                        out.append(make("SC712", "warning", f"tools.{name}.rules[{i}].{which}: {said}, so the rule "
+                                        "cannot be decided on any call", text=profile.skill_contract,
+                                        span=text_span(profile.skill_contract, span, *miss.node.pos),
+                                        skill=profile.skill_key, file=file, help=f"fields there are {known}"))
+    return out
+
+
+def _input_findings(result: Any, served: dict[str, Any]) -> list[Diagnostic]:
+    """SC711: arguments rules read that the tool's inputSchema does not have."""
     out: list[Diagnostic] = []
     for profile in result.studio.skills:
         contract = result.contracts.get(profile.skill_key)

@@ -31,6 +31,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+from skillc.examples.retail_shapes import OUTPUT_SCHEMAS
 from skillc.examples.serving import serve_main
 
 SEED = Path(__file__).resolve().parent / "retail" / "seed.json"
@@ -291,7 +292,17 @@ def build_server(db_path: str | None = None) -> MCPServer:
         ticket = shop.db.execute("SELECT MAX(seq) FROM write_log").fetchone()[0]
         return {"transferred": True, "ticket": f"HT-{ticket:05d}", "summary": summary}
 
+    declare_outputs(server, OUTPUT_SCHEMAS)
     return server
+
+
+def declare_outputs(server: MCPServer, schemas: dict[str, dict[str, Any]]) -> None:
+    """List each tool with its declared outputSchema (examples/retail_shapes.py) instead of the
+    open object the SDK derives from `-> dict[str, Any]`. The SDK has no argument for it: the
+    schema it lists is the registered tool's (cached) `output_schema`, set here."""
+    for tool in server._tool_manager.list_tools():  # noqa: SLF001 - no public way to declare it
+        if tool.name in schemas:
+            tool.__dict__["output_schema"] = schemas[tool.name]
 
 
 def main(argv: list[str] | None = None) -> None:
