@@ -32,13 +32,66 @@ ROW = re.compile(r"^\s*(?P<label>[^\s\d].*?\S)\s{2,}(?P<value>-?\d[\d,]*(?:\.\d+
 HIGHER_IS_BETTER = ("per second", "turns/s", "faster")
 
 
-def rows(text: str) -> dict[str, tuple[float, str]]:
-    """label -> (value, unit) for every line that reads as a table row."""
+# A `|` table (bench/serve.py): the leading cells up to the last one that is not a number name
+# the row, every later cell is a value, its column's header the value's name and unit.
+CELL = re.compile(r"^(?P<value>-?\d[\d,]*(?:\.\d+)?)(?:\s*\([^)]*\))?$")
+UNIT = re.compile(r"^(?P<name>.*?)\s+(?P<unit>µs|ms|s|%|KiB|MiB|x)$")
+# A sentence of figures: "added CPU per tool call (how): 2.10 (2.07-2.39) ms" or
+# "mean turn: in-process 2.66 ms, served 9.00 ms" (a name before each value, a unit after it).
+SENTENCE = re.compile(r"^(?P<label>[^\s(][^:]*?)(?:\s+\([^:]*\))?:\s+(?P<rest>.*)$")
+FIGURE = re.compile(r"(?:^|,\s+)(?:(?P<name>[A-Za-z][\w-]*)\s+)?(?P<value>-?\d[\d,]*(?:\.\d+)?)"
+                    r"(?:\s+\([^)]*\))?\s+(?P<unit>µs|ms|s)\b")
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _table_rows(header: list[str], cells: list[str]) -> dict[str, tuple[float, str]]:
+    """The values of one data row of a `|` table, labelled "<key cells>: <column>"."""
+    numeric = [CELL.match(c) is not None for c in cells]
+    keys = max((i for i, n in enumerate(numeric) if not n), default=-1) + 1
+    if keys == 0 or keys == len(cells) or len(cells) != len(header):
+        return {}
+    name = ", ".join(f"{h} {c}" if CELL.match(c) else c for h, c in zip(header[:keys], cells[:keys]))
     out: dict[str, tuple[float, str]] = {}
+    for column, cell in zip(header[keys:], cells[keys:]):
+        m = CELL.match(cell)
+        if m is None:
+            continue
+        u = UNIT.match(column)
+        label, unit = (u.group("name"), u.group("unit")) if u and u.group("name") else (column, "")
+        out[f"{name}: {label}"] = (_number(m.group("value")), unit)
+    return out
+
+
+def rows(text: str) -> dict[str, tuple[float, str]]:
+    """label -> (value, unit) for every line that reads as a table row: aligned "label  value unit"
+    rows, the data rows of a `|` table, and sentences of figures with their units."""
+    out: dict[str, tuple[float, str]] = {}
+    header: list[str] | None = None
     for line in text.splitlines():
+        if "|" in line:
+            cells = [c.strip() for c in line.split("|")]
+            if header is None and not any(CELL.match(c) for c in cells):
+                header = cells
+            elif header is not None:
+                for label, figure in _table_rows(header, cells).items():
+                    out.setdefault(label, figure)
+            continue
+        if header is not None and not line.strip("-= "):
+            continue  # the rule under a table's header
+        header = None
         m = ROW.match(line)
         if m and not m.group("label").startswith(("target", "(")):
-            out.setdefault(m.group("label"), (float(m.group("value").replace(",", "")), m.group("unit") or ""))
+            out.setdefault(m.group("label"), (_number(m.group("value")), m.group("unit") or ""))
+            continue
+        s = SENTENCE.match(line)
+        if s is None or s.group("label").startswith("target"):
+            continue
+        for f in FIGURE.finditer(s.group("rest")):
+            label = s.group("label") + (f": {f.group('name')}" if f.group("name") else "")
+            out.setdefault(label, (_number(f.group("value")), f.group("unit")))
     return out
 
 

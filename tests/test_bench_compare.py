@@ -56,3 +56,43 @@ def test_the_verdict_knows_which_way_is_better(label: str, unit: str, base: floa
 def test_a_row_is_summarised_by_its_median_not_its_best_round() -> None:
     """One lucky round (a quiet moment) must not decide the comparison: median and spread."""
     assert compare.summary([120.0, 45.0, 118.0, 119.0, 300.0]) == (119.0, 45.0, 300.0)
+
+
+SERVE = """skillc serve vs in-process API: 100 turns per row and round (new session each; 2 tool calls per turn, 3 warm-up turns uncounted), example studio, in-process demo CMS, instant model; median (min-max) of 3 alternating rounds
+
+sessions | side       |                turns/s |                 p50 ms |                 p99 ms
+--------------------------------------------------------------------------------------------------
+       1 | in-process |   385.41 (346.83-400.29) |       2.32 (2.31-2.72) |       6.68 (6.60-7.09)
+       1 | served     |    102.75 (96.37-103.90) |       7.80 (7.65-8.75) |    15.96 (14.38-18.57)
+       8 | served     |    107.51 (99.85-108.25) |    16.78 (16.52-17.01) |    28.95 (28.09-35.75)
+
+added latency per tool call (sequential, served − in-process, / 2, per round): p50 2.67 (2.54-3.21) ms, p99 4.44 (3.85-5.99) ms (target p50 <= 1 ms)
+added CPU per tool call (sequential, the server process's CPU per turn − the in-process turn's, / 2, per round): 2.10 (2.07-2.39) ms
+mean turn: in-process 2.66 ms, served 9.00 ms
+"""
+
+
+def test_serve_table_and_sentences_are_read_by_label() -> None:
+    """bench/serve.py prints a `|` table and sentences of figures: both are rows to compare."""
+    rows = compare.rows(SERVE)
+    assert rows == {
+        "sessions 1, in-process: turns/s": (385.41, ""), "sessions 1, in-process: p50": (2.32, "ms"),
+        "sessions 1, in-process: p99": (6.68, "ms"),
+        "sessions 1, served: turns/s": (102.75, ""), "sessions 1, served: p50": (7.80, "ms"),
+        "sessions 1, served: p99": (15.96, "ms"),
+        "sessions 8, served: turns/s": (107.51, ""), "sessions 8, served: p50": (16.78, "ms"),
+        "sessions 8, served: p99": (28.95, "ms"),
+        "added latency per tool call: p50": (2.67, "ms"), "added latency per tool call: p99": (4.44, "ms"),
+        "added CPU per tool call": (2.10, "ms"),
+        "mean turn: in-process": (2.66, "ms"), "mean turn: served": (9.00, "ms"),
+    }
+    # turns per second is better higher, a latency lower
+    assert compare.verdict("sessions 1, served: turns/s", "", 100.0, 110.0) == " 1.10x better"
+    assert compare.verdict("sessions 1, served: p50", "ms", 8.0, 10.0) == " 0.80x worse"
+
+
+def test_serve_rows_come_out_of_the_real_script_format() -> None:
+    """The labels above are what bench/serve.py's own print statements produce (no drift)."""
+    source = (_PATH.parent / "serve.py").read_text(encoding="utf-8")
+    assert "{'sessions':>8} | {'side':<10} | {'turns/s':>22} | {'p50 ms':>22} | {'p99 ms':>22}" in source
+    assert "added latency per tool call (sequential" in source and "mean turn: in-process" in source
