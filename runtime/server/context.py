@@ -73,6 +73,9 @@ class ServerContext:
         self._open_lock = asyncio.Lock()
         self._probe: asyncio.Future[dict[str, Any]] | None = None  # /readyz's store check in flight
         self._probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillc-readyz")
+        # a finished run's record is written on a thread of its own: creating a file costs the
+        # loop a quarter of a millisecond, on the way to the run's last frames
+        self._record_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillc-runs")
         self.traces = TraceFiles(trace_root)
 
     # ------------------------------------------------------------ lifecycle
@@ -130,6 +133,7 @@ class ServerContext:
         except Exception:  # closing is best effort: the process is going away
             log.exception("closing the store, MCP servers or model")
         await self.feed.aclose()
+        self._record_thread.shutdown(wait=True)  # every finished run on disk before the process goes
         self.traces.close()
 
     # ------------------------------------------------------------ callers and sessions
@@ -151,6 +155,8 @@ class ServerContext:
     async def session(self, identity: Identity, session_id: str, *, create: bool = False) -> Any:
         """The caller's session (opened on first use); 403 for another caller's, 404 if absent."""
         check_id(session_id, "a session id")
+        # the store is asked once per request whether it holds a newer version (one round trip):
+        # a session just opened from the store, or a live one just compared with it, is current
         async with self._open_lock:
             session = self._sessions.get(session_id)
             if session is not None and await self._stale(session):
@@ -168,8 +174,6 @@ class ServerContext:
                 self.adopt(session)
         if owner_of(session.platform) != identity.owner:
             raise ApiError("SESSION_FORBIDDEN", f"session {session_id} belongs to another caller")
-        if not self.lock_of(session_id).locked():  # no run here: what the store has is the newest
-            session = await self._current(identity, session)
         return session
 
     async def _io(self, fn: Any, *args: Any) -> Any:
@@ -245,9 +249,8 @@ class ServerContext:
         lock = self.lock_of(thread_id)
         if lock.locked():
             raise ApiError(SessionBusy.name, f"session {thread_id} has a run in progress")
-        await lock.acquire()
+        await lock.acquire()  # no await since `session` compared it with the store: it is current
         try:
-            session = await self._current(identity, session)
             if agent is not None and agent not in (loadable := session.loadable_agents()):
                 raise ApiError(UnknownAgent.name, f"no loadable agent {agent!r} "
                                f"(loadable: {', '.join(loadable) or 'none'})")
@@ -278,15 +281,6 @@ class ServerContext:
         run.task = asyncio.get_running_loop().create_task(
             self._execute(run, session, action, payload, client_id, lock, agent))
         return run
-
-    async def _current(self, identity: Identity, session: Any) -> Any:
-        """The session as stored now: another worker on the same store may have run a turn since
-        this process last did, and the checks before a run (pending question, digest) read it."""
-        if not await self._newer_in_store(session):
-            return session
-        fresh = await self.runtime.open_session(dict(identity.platform), session_id=session.id)
-        self.adopt(fresh)
-        return fresh
 
     async def _execute(self, run: RunLog, session: Any, action: str, payload: Any, message_id: str | None,
                        lock: asyncio.Lock, agent: str | None = None) -> None:
@@ -330,9 +324,15 @@ class ServerContext:
             lock.release()
             run.close()
             try:
-                self.runs.finished(run)
-            except OSError:  # the run is still in memory; only a restart would forget it
-                log.exception("cannot record run %s", run.run_id)
+                self._record_thread.submit(self._record, run)
+            except RuntimeError:  # shutting down: the thread is gone, record it here
+                self._record(run)
+
+    def _record(self, run: RunLog) -> None:
+        try:
+            self.runs.finished(run)
+        except OSError:  # the run is still in memory; only a restart would forget it
+            log.exception("cannot record run %s", run.run_id)
 
     def _on_trace(self, event: dict[str, Any]) -> None:
         self.traces.write(event)

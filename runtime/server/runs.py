@@ -61,9 +61,10 @@ class RunLog:
                 continue
             if self.done:
                 return
-            try:
-                await asyncio.wait_for(self._wake.wait(), idle)
-            except asyncio.TimeoutError:
+            try:  # a deadline on this task, not wait_for's extra task per wake-up
+                async with asyncio.timeout(idle):
+                    await self._wake.wait()
+            except TimeoutError:
                 yield i, []
 
 
