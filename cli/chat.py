@@ -18,7 +18,6 @@ from typing import Any, Callable
 from skillc.runtime.redact import redact_urls
 from skillc.runtime.idtext import ascii_int
 from skillc.runtime.errors import SkillcError
-from skillc.runtime.mcp.startup import startup_report
 
 
 class ChatError(SkillcError):
@@ -218,8 +217,10 @@ async def _start_runtime(opened: AsyncExitStack, config: Any, studio: Any, model
 
 
 def _report_servers(config: Any, studio: Any, gateway: Any, write: Callable[[str], None]) -> None:
-    """The same check `skillc serve` logs at start (skillc/servers.py): each server's tool count, and
-    a warning for each skill whose tools no server serves."""
+    """The same check `skillc serve` logs at start (runtime/mcp/startup.py): each server's tool count,
+    and a warning for each skill whose tools no server serves."""
+    from skillc.runtime.mcp.startup import startup_report  # here: the mcp package costs ~250 ms to import
+
     counted, unserved = startup_report(config.mcp.servers, studio, gateway)
     for line in counted:
         write(line)

@@ -24,7 +24,6 @@ from starlette.requests import Request
 
 from skillc.runtime import opener
 from skillc.runtime.errors import CallerError, SessionBusy, UnknownAgent
-from skillc.runtime.mcp.startup import startup_report
 from skillc.runtime.redact import redact_urls
 from skillc.runtime.server.auth import GatewayAuth, Identity, StoredNonces, owner_of
 from skillc.runtime.server.errors import IN_STREAM, ApiError
@@ -113,6 +112,8 @@ class ServerContext:
     def _report_servers(self, gateway: Any) -> None:
         """Once at start, the check `skillc chat` prints: each server's tool count, and a warning
         per loaded skill whose toolNames no server serves (every call of them would fail)."""
+        from skillc.runtime.mcp.startup import startup_report  # the mcp package, only once it is up
+
         counted, unserved = startup_report(self._given["servers"] or self.config.mcp.servers, self.feed, gateway)
         for line in counted:
             log.info("%s", line)
