@@ -30,7 +30,7 @@ from skillc.runtime.store.base import ReplyRecord, StoreConflict, StoreError
 from skillc.runtime.store.base import Store as StoreProtocol
 from skillc.runtime.tasks import Reply
 from skillc.runtime.trace import TraceWriter
-from skillc.runtime.vocab import FINAL_TASK, OPEN_STATUSES, NodeStatus, Suspension, TaskStatus
+from skillc.runtime.vocab import DECISIONS, FINAL_TASK, OPEN_STATUSES, Decision, NodeStatus, Suspension, TaskStatus
 
 if TYPE_CHECKING:
     from skillc.runtime.config import Settings
@@ -478,12 +478,12 @@ class Session:
             settle_write(self, node, ev, verified, via="user")
             return await tasks.execute(self)
         decision = answer.get("decision")
-        if decision not in ("CONFIRM", "REJECT", "CANCEL"):
+        if decision not in DECISIONS:
             return Reply("Answer with decision CONFIRM, REJECT or CANCEL. " + question_of(self, node), True, kind, task.id)
         self.emit("node.resumed", node=node.id, kind=kind, answer=answer)
         pending = node.pending
         assert pending is not None  # an APPROVAL suspension holds the gated call
-        if decision == "CONFIRM":
+        if decision == Decision.CONFIRM:
             if self.now() - pending.asked_at > self.settings.reconfirm_after:
                 pending.asked_at = self.now()  # the runtime asks again, no model step ("Re-confirmation")
                 lifecycle.ask(node, Suspension.APPROVAL)
@@ -495,7 +495,7 @@ class Session:
             return await tasks.execute(self)
         node.pending = None
         tool = pending.tool
-        if decision == "REJECT":
+        if decision == Decision.REJECT:
             finish_node(self, node, NodeStatus.CANCELLED, reason=f"the user rejected {tool}")
-        return tasks.cancel_task(self, f"the user {'rejected' if decision == 'REJECT' else 'cancelled'} {tool}; "
+        return tasks.cancel_task(self, f"the user {'rejected' if decision == Decision.REJECT else 'cancelled'} {tool}; "
                                  f"nothing was changed:\n{pending.summary}")

@@ -140,6 +140,15 @@ class Suspension(Word):
     VERIFY = "VERIFY"
 
 
+class Decision(Word):
+    """The user's answer to an approval (§14.1): run the write, refuse it (the node is CANCELLED),
+    or cancel the whole task."""
+
+    CONFIRM = "CONFIRM"
+    REJECT = "REJECT"
+    CANCEL = "CANCEL"
+
+
 class NodeKind(Word):
     """Why a node is in the task graph: planned, a provider (§7) or a delegate (§15)."""
 
@@ -169,6 +178,9 @@ OPEN_STATUSES: tuple[EvidenceStatus, ...] = (EvidenceStatus.STARTED, EvidenceSta
 
 FINAL_NODE: tuple[NodeStatus, ...] = (NodeStatus.DONE, NodeStatus.FAILED, NodeStatus.CANCELLED, NodeStatus.SKIPPED)
 """Node states that never change again."""
+
+DECISIONS: tuple[Decision, ...] = tuple(Decision)
+"""The decisions, for membership tests (a tuple: an answer's value may be any JSON value, hashable or not)."""
 
 FINAL_TASK: tuple[TaskStatus, ...] = (TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.CANCELLED)
 """Task states that never change again (every other task is open)."""

@@ -82,9 +82,10 @@ def test_runtime_spells_no_error_name_outside_errors_py() -> None:
 
 
 def test_runtime_compares_no_status_as_a_bare_string() -> None:
-    # node, task and evidence states, suspensions and call effects are vocab words wherever the
-    # runtime compares, tests or sets them
-    words = {*vocab.NodeStatus, *vocab.TaskStatus, *vocab.EvidenceStatus, *vocab.Suspension, *vocab.NodeKind}
+    # node, task and evidence states, suspensions, approval decisions and call effects are vocab
+    # words wherever the runtime compares, tests or sets them
+    words = {*vocab.NodeStatus, *vocab.TaskStatus, *vocab.EvidenceStatus, *vocab.Suspension, *vocab.NodeKind,
+             *vocab.Decision}
     alt = "|".join(sorted(words, key=len, reverse=True))
     effects = "|".join(vocab.Effect)
     patterns = [rf'(==|!=)\s*"({alt})"', rf'\bin \(("[A-Z_]+", )*"({alt})"',

@@ -11,7 +11,7 @@ import re
 import unicodedata
 
 from skillc.runtime.replay.recorded import UserMessage
-from skillc.runtime.vocab import Reading
+from skillc.runtime.vocab import Decision, Reading
 
 YES = ("yes", "y", "yeah", "yep", "yup", "sure", "ok", "okay", "confirm", "confirmed", "i confirm",
        "go ahead", "proceed", "please proceed", "please do", "do it", "correct", "that's right", "right",
@@ -19,7 +19,7 @@ YES = ("yes", "y", "yeah", "yep", "yup", "sure", "ok", "okay", "confirm", "confi
 NO = ("no", "n", "nope", "cancel", "stop", "don't", "do not", "wait", "不", "不要", "不是", "取消", "别")
 # A "yes" that still says no ("yes, but don't …", "ok wait") is not a confirmation.
 NEGATION = re.compile(r"\b(no|not|don't|dont|cancel|stop|wait)\b|不|别|取消")
-DECISIONS = {"CONFIRM": Reading.CONFIRMED, "REJECT": Reading.DECLINED, "CANCEL": Reading.DECLINED}
+READINGS: dict[str, Reading] = {Decision.CONFIRM: Reading.CONFIRMED, Decision.REJECT: Reading.DECLINED, Decision.CANCEL: Reading.DECLINED}
 
 
 def _prefix(text: str, phrases: tuple[str, ...]) -> int:
@@ -34,7 +34,7 @@ def _prefix(text: str, phrases: tuple[str, ...]) -> int:
 def read(message: UserMessage) -> Reading:
     """confirmed / declined / unclear (see the module's docstring)."""
     if message.decision is not None:
-        return DECISIONS.get(message.decision, Reading.UNCLEAR)
+        return READINGS.get(message.decision, Reading.UNCLEAR)
     text = unicodedata.normalize("NFKC", message.text).strip().lower().replace("’", "'")
     text = text.lstrip("\"'([ ")
     if _prefix(text, NO):

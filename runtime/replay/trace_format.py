@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 from skillc.runtime import jsontext
 from skillc.runtime.errors import ErrorName
 from skillc.runtime.replay.recorded import Conversation, RecordedCall, Unreadable, UserMessage
-from skillc.runtime.vocab import Pairing
+from skillc.runtime.vocab import Decision, Pairing
 
 TRUNCATED = "a recorded answer was cut short in the trace (over 4,000 characters): it is judged as the text kept"
 
@@ -75,7 +75,7 @@ def _take(state: _Session, event: dict[str, Any]) -> None:
             state.conv.items.append(UserMessage(event["message"]))
         elif isinstance(answer, dict) and isinstance(answer.get("decision"), str):
             state.conv.items.append(UserMessage("", decision=answer["decision"]))
-            state.confirmed = answer["decision"] == "CONFIRM"
+            state.confirmed = answer["decision"] == Decision.CONFIRM
     elif kind == "mcp.invoked" and isinstance(event.get("tool"), str):
         state.invoked.append(event["tool"])
     elif kind == "tool.call" and isinstance(event.get("tool"), str):

@@ -17,11 +17,11 @@ from ag_ui.core import Interrupt, ResumeEntry
 from skillc.runtime.gate import approval_tables
 from skillc.runtime.server.auth import Identity
 from skillc.runtime.server.errors import ApiError
-from skillc.runtime.vocab import Suspension
+from skillc.runtime.vocab import DECISIONS, Decision, Suspension
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
     Suspension.APPROVAL: {"type": "object", "required": ["decision", "digest"],
-                 "properties": {"decision": {"enum": ["CONFIRM", "REJECT", "CANCEL"]}, "digest": {"type": "string"}}},
+                 "properties": {"decision": {"enum": [str(d) for d in Decision]}, "digest": {"type": "string"}}},
     Suspension.VERIFY: {"type": "object", "required": ["verified"], "properties": {"verified": {"type": "boolean"}}},
     Suspension.FOLLOW_UP: {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
 }
@@ -100,8 +100,8 @@ def answer_of(session: Any, resume: list[ResumeEntry], key: bytes, caller: Ident
     payload = entry.payload
     if kind == Suspension.APPROVAL:
         if entry.status == "cancelled":
-            return "answer", {"decision": "CANCEL", "approver": caller.platform, "decided_at": iso(now)}
-        if not isinstance(payload, dict) or payload.get("decision") not in ("CONFIRM", "REJECT", "CANCEL"):
+            return "answer", {"decision": Decision.CANCEL, "approver": caller.platform, "decided_at": iso(now)}
+        if not isinstance(payload, dict) or payload.get("decision") not in DECISIONS:
             raise ApiError("RESUME_INVALID", "an approval is answered with {decision: CONFIRM|REJECT|CANCEL, digest}")
         digest = payload.get("digest")
         if not isinstance(digest, str) or not hmac.compare_digest(digest, meta["digest"]):

@@ -29,7 +29,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from skillc.runtime.telemetry.metrics import tool_outcome
 from skillc.runtime.telemetry.otel_calls import ChatSpan, ToolSpan, client_span, model_attributes
-from skillc.runtime.vocab import NodeStatus, TaskStatus
+from skillc.runtime.vocab import Decision, NodeStatus, TaskStatus
 
 TURN_WORKFLOW = "skillc.turn"  # gen_ai.workflow.name of a turn's span
 _PLANNING = ("route", "intent", "plan")
@@ -261,7 +261,7 @@ class Spans:
         if evidence is not None and getattr(evidence, "idem_key", None):
             span.set_attribute("skillc.idempotency_key.digest", _digest(evidence.idem_key))
         approval = st.approvals.get(str(event.get("node")))
-        if approval is not None and not builtin and approval[1] == "CONFIRM":
+        if approval is not None and not builtin and approval[1] == Decision.CONFIRM:
             span.set_attribute("skillc.approval.id", approval[0])
             span.set_attribute("skillc.approval.decision", approval[1])
             del st.approvals[str(event.get("node"))]
