@@ -21,7 +21,7 @@ when the client acknowledged it, for a server that says so (`Runtime.acknowledge
 server calls `Session.acknowledge`). A reply stored but never delivered is given at the next turn,
 and a message repeating the one it answered gets it and starts nothing.
 
-Store calls run on the store's threads (`store/offloop.py`), never on the event loop.
+Store calls go through `store/offloop.py` (the store's async face, or its threads), never on the event loop.
 
 The trace's audit chain is the session's, not the process's: every unit stores the hash of the
 session's latest trace event with the rest, and the lease's release stores the turn's last one;
@@ -74,15 +74,15 @@ def attach_evidence(task: TaskState | None, evidence: dict[str, Any]) -> TaskSta
     return task
 
 
-def load_held(store: Any, state: SessionState) -> tuple[dict[str, Evidence], TaskState | None]:
+async def load_held(store: Any, state: SessionState) -> tuple[dict[str, Evidence], TaskState | None]:
     """What a session holds in memory besides its state: its active task (node evidence lists
     attached) and the evidence a turn can reach: the active task's (§9: a node sees its own and
     its upstream nodes' evidence) and every write still unsettled (docs/interpretations.md: Restart). Earlier tasks'
     records stay in the store (`Session.find_evidence` reads one when asked by id), so reopening
     a session costs the same at turn 1,000 as at turn 10."""
-    task = store.get_task(state.id, state.active_task) if state.active_task else None
+    task = await offloop.call(store, store.get_task, state.id, state.active_task) if state.active_task else None
     since = (task.evidence_from if task is not None else state.next_evidence)
-    evidence = {e.id: e for e in store.evidence_of(state.id, since=since)}
+    evidence = {e.id: e for e in await offloop.call(store, store.evidence_of, state.id, since=since)}
     return evidence, attach_evidence(task, evidence)
 
 
@@ -127,7 +127,7 @@ class Durability:
         s.rt.trace.flush()  # the chain head this unit stores is on disk before the unit commits
         began = time.monotonic()
         try:
-            await self._io(self._write, s.now(), reply, handed)
+            await self._write(s.now(), reply, handed)
         except StoreError:
             self.stale = True
             raise
@@ -139,12 +139,12 @@ class Durability:
         if s.task is not None:
             self.started.update((s.task.id, n) for n in s.task.order if s.task.nodes[n].state == NodeStatus.RUNNING)
 
-    def _write(self, now: float, reply: ReplyRecord | None, handed: ReplyRecord | None) -> None:
-        """The unit itself (on a store thread; the turn awaits it, so nothing changes meanwhile)."""
+    async def _write(self, now: float, reply: ReplyRecord | None, handed: ReplyRecord | None) -> None:
+        """The unit itself (the turn awaits it, so nothing changes meanwhile)."""
         s = self.s
         leased = self.leased
-        with self.store.unit(s.id, holder=self.holder if leased else None, expires=now + self.ttl,
-                             fence=self.fence_token if leased else None) as uow:
+        async with offloop.unit(self.store, s.id, holder=self.holder if leased else None, expires=now + self.ttl,
+                                fence=self.fence_token if leased else None) as uow:
             for ev in s._dirty.values():
                 uow.put_evidence(s.id, ev)
             uow.put_session(s.session, now)
@@ -195,7 +195,7 @@ class Durability:
         process changed it). `StoreUnavailable` leaves it marked stale for the next turn."""
         s = self.s
         try:
-            state, evidence, task = await self._io(self._read, s.id)
+            state, evidence, task = await self._read(s.id)
         except StoreUnavailable:
             self.stale = True
             raise
@@ -208,11 +208,11 @@ class Durability:
         self.stale = False
         self.recover = True
 
-    def _read(self, session_id: str) -> tuple[SessionState | None, dict[str, Evidence], TaskState | None]:
-        state = self.store.get_session(session_id)
+    async def _read(self, session_id: str) -> tuple[SessionState | None, dict[str, Evidence], TaskState | None]:
+        state = await self._io(self.store.get_session, session_id)
         if state is None:
             return None, {}, None
-        evidence, task = load_held(self.store, state)
+        evidence, task = await load_held(self.store, state)
         return state, evidence, task
 
     async def recover_now(self) -> None:

@@ -105,7 +105,7 @@ class Runtime:
             return session
         if platform:
             state.platform = dict(platform)
-        evidence, task = await offloop.call(self.store, load_held, self.store, state)
+        evidence, task = await load_held(self.store, state)
         session = Session(self, state, evidence)
         session.task = task
         # with the lease free, what a dead process left (STARTED writes) is settled now;

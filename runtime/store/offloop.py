@@ -1,13 +1,12 @@
-"""Store calls off the event loop: the runtime's async code reaches the (synchronous, thread-safe)
-store through `call`, which runs the call on the store's own threads.
+"""Store calls off the event loop: the runtime's async code reaches the store through `call` and
+`unit`, never by calling it directly.
 
-Why threads and not an async driver: one store implementation serves the asyncio runtime
-(`skillc serve`, `Session`), the synchronous tools (`skillc chat`'s helpers, `skillc audit`,
-scenarios, tests) and both backends alike; what the event loop must never do is wait on the
-database, and a call on a thread never makes it wait. Each store has its own small pool of
-threads (`store.threads`: one for SQLite, whose one connection serializes anyway; one per pooled
-connection for PostgreSQL), so a session stuck on a row lock occupies one thread, never the loop,
-and a store whose database is down cannot starve the default executor other code uses.
+A store with an async face (PostgreSQL: psycopg's `AsyncConnectionPool`, `store.coroutine` and
+`store.unit_async`) is awaited natively. Any other store (SQLite's one synchronous connection) is
+called on the store's own threads (`store.threads`: one for SQLite, which serializes anyway), so
+a store whose database is slow or down cannot starve the default executor other code uses, and
+the loop never waits on the database either way. A unit of work for a threaded store gathers its
+writes in the coroutine and applies them in one `store.unit` on a store thread.
 """
 from __future__ import annotations
 
@@ -15,7 +14,9 @@ import asyncio
 import functools
 import threading
 import weakref
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
@@ -44,11 +45,49 @@ def executor_of(store: Any) -> ThreadPoolExecutor:
 
 
 async def call(store: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """`fn(*args, **kwargs)` on one of `store`'s threads; the loop goes on meanwhile. The call is
-    not cancelled with the awaiting task (a thread cannot be): it ends on its own, bounded by the
-    store's timeouts, and its result is dropped."""
+    """`fn(*args, **kwargs)` awaited: natively when `fn` is a method of `store` that its async
+    face has, else on one of `store`'s threads; the loop goes on meanwhile. The call is not
+    cancelled with the awaiting task: it ends on its own, bounded by the store's timeouts, and its
+    result is dropped."""
+    native = getattr(store, "coroutine", None)
+    if native is not None and getattr(fn, "__self__", None) is store:
+        coro = native(fn.__name__, *args, **kwargs)
+        if coro is not None:
+            return await coro  # type: ignore[no-any-return]
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(executor_of(store), functools.partial(fn, *args, **kwargs))
+
+
+class _Gathered:
+    """A unit's writes gathered in the coroutine, for a threaded store (see `unit`)."""
+
+    def __init__(self) -> None:
+        self.ops: list[tuple[str, tuple[Any, ...]]] = []
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        if not name.startswith("put_"):
+            raise AttributeError(name)
+        return lambda *args: self.ops.append((name, args))
+
+    def apply(self, store: Any, session: str | None, options: dict[str, Any]) -> None:
+        with store.unit(session, **options) as uow:
+            for name, args in self.ops:
+                getattr(uow, name)(*args)
+
+
+@asynccontextmanager
+async def unit(store: Any, session: str | None = None, *, holder: str | None = None, expires: float | None = None,
+               fence: int | None = None) -> AsyncIterator[Any]:
+    """A unit of work (see base.Store.unit) for a coroutine: the `put_*` calls inside the block are
+    committed together when it ends, without the loop waiting on the database."""
+    native = getattr(store, "unit_async", None)
+    if native is not None:
+        async with native(session, holder=holder, expires=expires, fence=fence) as uow:
+            yield uow
+        return
+    gathered = _Gathered()
+    yield gathered
+    await call(store, gathered.apply, store, session, {"holder": holder, "expires": expires, "fence": fence})
 
 
 def shutdown(store: Any) -> None:

@@ -1,67 +1,84 @@
-"""The PostgreSQL store (psycopg 3 + psycopg_pool): one database shared by several runtime workers.
+"""The PostgreSQL store (psycopg 3's `AsyncConnectionPool`): one database shared by several runtime
+workers.
 
 Same layout and rules as the SQLite store (see `sqlite.py` and `base.py`; the documents both hold
 are written and read back by `rows.py`): a session row with a version, history appended per
 session, one transaction per unit of work. What PostgreSQL adds:
 
-- **Units of work** are transactions on a pooled connection. A leased unit first renews its lease
-  row with `UPDATE … WHERE holder = me`; the row lock that UPDATE takes is held until COMMIT, so a
-  worker taking the lease over waits for the unit to end and can never interleave with it.
-- **Leases** are rows (`leases`: session, holder, expires, fence) decided under
-  `SELECT … FOR UPDATE`; every grant takes the next number of the `lease_fence` sequence as its
-  fencing token. Liveness is the lease's expiry alone, renewed by the holder's heartbeat
-  (`renew_lease`) while its turn runs: nothing tied to a connection, so a server restart or a
-  terminated backend does not make a live worker look dead. Expiry uses the caller's clock (the
-  interface's `now`), so workers' clocks should agree to well within the lease's ttl (NTP does
-  this). Same-host checks of `base.holder_dead` free a dead process's lease before expiry.
+- **Async, on the store's own loop** (`storeloop.py`): the pool's connections are psycopg
+  `AsyncConnection`s living on one event loop thread of the store. The runtime awaits each call
+  (`offloop.call` / `offloop.unit` find the coroutine through `coroutine`), so no store call
+  blocks its loop, and a session waiting on a row lock is a suspended coroutine, not a thread;
+  synchronous tools and tests call the same store synchronously (they wait for the coroutine).
+- **One round trip per unit of work**: a unit's writes are gathered (`postgres_unit.py`) and sent
+  as one pipeline flight — `BEGIN`, the lease check, every statement, `COMMIT` — each statement
+  prepared on its connection. Row-count checks fail inside the server (the lease held, the
+  version unchanged), aborting the transaction before its COMMIT. The history counts a unit
+  needs are known from this process's last commit or read of the session; else they are asked in
+  the same transaction (a second flight). Taking a lease is one flight too (a second one only
+  to take over from a dead holder of this host); renewing or releasing one, marking a reply
+  delivered, claiming a nonce and every read are one statement each; reading a whole session is
+  one flight in one repeatable-read snapshot.
+- **Leases** are rows (`leases`: session, holder, expires, fence) decided under the row's lock;
+  every grant takes the next number of the `lease_fence` sequence as its fencing token. Liveness
+  is the lease's expiry alone, renewed by the holder's heartbeat (`renew_lease`) while its turn
+  runs: nothing tied to a connection, so a server restart or a terminated backend does not make a
+  live worker look dead. Expiry uses the caller's clock (the interface's `now`), so workers'
+  clocks should agree to well within the lease's ttl (NTP does this). Same-host checks of
+  `base.holder_dead` free a dead process's lease before expiry.
 - **Timeouts**: every connection runs with `lock_timeout` and `statement_timeout` (connection
   options, so each unit has them without a round trip): a unit or a lease decision that would
   wait on a stuck row fails in bounded time (a lease then is not granted: the session is busy).
-- **Migrations** run under a transaction-scoped advisory lock, so workers starting together
-  migrate once; DDL is transactional here, so a failed migration leaves the previous version.
+- **Migrations** run at open on a connection of their own, under a transaction-scoped advisory
+  lock, so workers starting together migrate once; DDL is transactional here, so a failed
+  migration leaves the previous version.
 - **Evidence ids** come from the session row's counter, which only the lease holder advances and
   whose version check makes a stale writer fail (`StoreConflict`); (session, id) is a primary key.
 
 Connection loss, a server restart or a full disk on the server: the unit raises
 `StoreUnavailable`, the pool drops broken connections, and the next unit works once the server is
-back. The URL is libpq's (`postgresql://user@host:port/db?…`); a schema can be chosen with
+back. A pooled connection the server has already ended (it sent its goodbye, or closed the
+socket: a restart, a terminated backend) is seen before anything is sent on it, dropped and
+another taken; a failure after the flight was sent is the caller's to see (a read is sent
+again). The URL is libpq's (`postgresql://user@host:port/db?…`); a schema can be chosen with
 `?options=-csearch_path%3Dname`.
 """
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+import select
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, TypeVar
 
 from skillc.runtime.state import SessionState
 from skillc.runtime.store.base import (
     SCHEMA_VERSION,
     Lease,
-    LeaseLost,
     StoreConflict,
     StoreCorrupt,
     StoreError,
     StoreUnavailable,
     holder_dead,
 )
-from skillc.runtime.store.rows import (
-    RowReads,
-    StoredHistory,
-    Sweep,
-    history_items,
-    session_fields,
-)
-
 from skillc.runtime.store.postgres_schema import MIGRATIONS
-from skillc.runtime.store.postgres_unit import PostgresUnit
+from skillc.runtime.store.postgres_unit import (
+    HISTORY_COUNTS,
+    LEASE_CHECK,
+    PostgresUnit,
+    check_error,
+    history_rows,
+)
+from skillc.runtime.store.rows import RowReads, StoredHistory, Sweep, history_items, session_fields
+from skillc.runtime.store.storeloop import StoreLoop
 
 try:
     import psycopg
     from psycopg import errors as pg_errors
-    from psycopg_pool import ConnectionPool, PoolTimeout
+    from psycopg_pool import AsyncConnectionPool, PoolTimeout
 except ImportError as _exc:  # pragma: no cover - the `postgres` extra is not installed
     raise StoreError("a postgresql:// store needs psycopg 3 and psycopg_pool: pip install 'skillc[postgres]'") from _exc
+
+T = TypeVar("T")
 
 # Advisory lock namespace ("sklc"): the first key of every two-key advisory lock skillc takes.
 _NS = 0x736B6C63
@@ -70,6 +87,37 @@ POOL_SIZE = 10
 POOL_TIMEOUT = 10.0  # seconds a unit waits for a free connection before StoreUnavailable
 LOCK_TIMEOUT = 2.0  # seconds a statement waits for a row lock (a lease: then the session is busy)
 STATEMENT_TIMEOUT = 15.0  # seconds any statement may run
+
+# Taking a lease, one flight: the current row locked (its holder, for `taken_over`), then the
+# grant when the lease is free, expired or ours, then what it is now and the session's version
+# (read after the lock: a unit of the previous holder committed before it).
+_LEASE_LOCK = "SELECT holder FROM leases WHERE session = %s FOR UPDATE"
+_LEASE_GRANT = ("INSERT INTO leases (session, holder, expires, fence) VALUES (%s, %s, %s, nextval('lease_fence')) "
+                "ON CONFLICT (session) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires, "
+                "fence = EXCLUDED.fence WHERE leases.holder = EXCLUDED.holder OR leases.expires <= %s RETURNING fence")
+_LEASE_NOW = ("SELECT l.holder, l.expires, (SELECT version FROM sessions WHERE id = %s) "
+              "FROM (SELECT 1) AS one LEFT JOIN leases AS l ON l.session = %s")
+_LEASE_TAKE = ("WITH u AS (UPDATE leases SET holder = %s, expires = %s, fence = nextval('lease_fence') "
+               "WHERE session = %s AND holder = %s RETURNING fence) "
+               "SELECT (SELECT fence FROM u), (SELECT version FROM sessions WHERE id = %s)")
+_RENEW = ("UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s AND holder = %s AND fence = %s")
+_RELEASE = ("WITH d AS (DELETE FROM leases WHERE session = %s AND holder = %s "
+            "AND (%s::bigint IS NULL OR fence = %s::bigint) RETURNING 1), "
+            "r AS (UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s::int AND EXISTS (SELECT 1 FROM d)), "
+            "h AS (INSERT INTO trace_heads (session, head) SELECT %s, %s::text WHERE %s::text IS NOT NULL "
+            "AND EXISTS (SELECT 1 FROM d) ON CONFLICT (session) DO UPDATE SET head = EXCLUDED.head) "
+            "SELECT count(*) FROM d")
+_DELIVERED = "UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s"
+_NONCE = "INSERT INTO nonces (nonce, seen) VALUES (%s, %s) ON CONFLICT (nonce) DO NOTHING"
+_NONCE_SWEEP = "DELETE FROM nonces WHERE seen < %s"
+_SESSION_READS = ("SELECT doc, version FROM sessions WHERE id = %s",
+                  "SELECT doc FROM messages WHERE session = %s ORDER BY seq",
+                  "SELECT doc FROM entities WHERE session = %s ORDER BY seq",
+                  "SELECT id FROM tasks WHERE session = %s ORDER BY n, id")
+# Calls the runtime awaits natively (offloop.call): everything else of the interface is a read
+# of RowReads (run as a coroutine through its plan) or synchronous only (close).
+_NATIVE = ("acquire_lease", "renew_lease", "release_lease", "mark_delivered", "claim_nonce", "get_session",
+           "version_of", "sessions", "raw")
 
 
 def _options(url: str, lock_timeout: float, statement_timeout: float) -> str:
@@ -90,8 +138,21 @@ def _redact(url: str) -> str:
     return f"{scheme}://{userinfo.partition(':')[0]}:***@{tail}"
 
 
+def _ended(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """An idle pooled connection the server already ended: it has something to read (the
+    server's goodbye, or end of file) although nothing was asked. One poll, no round trip."""
+    if conn.closed or conn.broken:
+        return True
+    try:
+        readable, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return True
+    return bool(readable)
+
+
 class PostgresStore(RowReads):
-    """A PostgreSQL database through a connection pool; safe to share between threads."""
+    """A PostgreSQL database through an async connection pool on the store's own loop; safe to
+    use from any thread and any event loop."""
 
     PARAM = "%s"
 
@@ -101,18 +162,18 @@ class PostgresStore(RowReads):
         self.url = url
         self.path = _redact(url)  # what messages name, as SQLiteStore.path does
         self.lease_ttl = lease_ttl
-        self.threads = max(1, pool_size) + 2  # the runtime's store threads (offloop.py): one per connection
-        self._local = threading.local()  # per thread: inside a unit (units do not nest)
+        self.threads = 4  # offloop's threads, for composite calls that are not one store method
         self._closed = False
         self._history = StoredHistory()
         self._nonce_sweep = Sweep()
         self._retries = max(1, pool_size) + 1  # every pooled connection may be dead at once
-        kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout)),
-                                  "options": _options(url, lock_timeout, statement_timeout)}
+        self._kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout)),
+                                        "options": _options(url, lock_timeout, statement_timeout)}
+        self._loop = StoreLoop("skillc-store-pg")
+        self.pool: AsyncConnectionPool[Any] | None = None
         try:
-            self.pool = ConnectionPool(url, min_size=1, max_size=max(1, pool_size), timeout=pool_timeout,
-                                       kwargs=kwargs, open=True, name="skillc-store")
             self._migrate()
+            self._loop.run(self._open_pool(max(1, pool_size), pool_timeout))
         except (psycopg.Error, PoolTimeout) as exc:
             self._close_quietly()
             raise StoreError(f"cannot open store {self.path}: {exc}") from exc
@@ -120,16 +181,22 @@ class PostgresStore(RowReads):
             self._close_quietly()
             raise
 
+    async def _open_pool(self, size: int, timeout: float) -> None:
+        self.pool = AsyncConnectionPool(self.url, min_size=1, max_size=size, timeout=timeout, kwargs=self._kwargs,
+                                        open=False, name="skillc-store")
+        await self.pool.open()
+
     def _close_quietly(self) -> None:
-        pool = getattr(self, "pool", None)
+        pool = self.pool
         if pool is not None:
             try:
-                pool.close()
+                self._loop.run(pool.close())
             except Exception:
                 pass
+        self._loop.close()
 
     def _migrate(self) -> None:
-        with self.pool.connection() as conn, conn.transaction():
+        with psycopg.connect(self.url, **self._kwargs) as conn, conn.transaction():
             # Workers opening a new database together: one migrates, the others wait and find it done.
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_NS, _MIGRATE_KEY))
             conn.execute("CREATE TABLE IF NOT EXISTS skillc_schema (version INTEGER NOT NULL)")
@@ -144,51 +211,70 @@ class PostgresStore(RowReads):
             elif version != SCHEMA_VERSION:
                 conn.execute("UPDATE skillc_schema SET version = %s", (SCHEMA_VERSION,))
 
-    # ------------------------------------------------------------ units of work and leases
+    # ------------------------------------------------------------ the async face
 
-    @contextmanager
-    def _begin(self, pipeline: bool = False) -> Iterator[tuple[psycopg.Connection[Any], psycopg.Pipeline | None]]:
-        """A pooled connection inside BEGIN … COMMIT (with `pipeline`: statements queued and sent
-        in flights, COMMIT in the last one). A connection found dead at BEGIN (the server
-        restarted, a failover, an idle timeout) is dropped and another taken: nothing of the
-        caller's ran yet, so that retry is safe; a failure after BEGIN is the caller's to see."""
-        attempts = 0
-        while True:
-            with self.pool.connection() as conn:
-                try:
-                    conn.execute("BEGIN")  # its own round trip: the liveness check of the connection
-                except psycopg.OperationalError:
-                    attempts += 1
-                    if not conn.broken or attempts > self._retries:
-                        raise
-                    continue  # the pool discards the broken connection as it takes it back
-                try:
-                    if pipeline:
-                        with conn.pipeline() as pipe:
-                            yield conn, pipe
-                            conn.execute("COMMIT")  # sent with the last flight as the pipeline ends
-                    else:
-                        yield conn, None
-                        conn.execute("COMMIT")
-                except BaseException:
-                    if not conn.closed:
-                        try:
-                            conn.execute("ROLLBACK")
-                        except psycopg.Error:
-                            pass  # a broken connection: the pool drops it, the server rolled back
-                    raise
-                return
+    def coroutine(self, name: str, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any] | None:
+        """The coroutine of interface method `name` with these arguments, for `offloop.call` to
+        await on the store's loop (`submit`); None when `name` has none."""
+        if name in _NATIVE:
+            return self._loop.submit(getattr(self, "_a_" + name)(*args, **kwargs))
+        if name in self.READS:
+            return self._loop.submit(self._a_read(self.plan(name, *args, **kwargs)))
+        return None
 
-    @contextmanager
-    def _tx(self, what: str, pipeline: bool = False) -> Iterator[tuple[psycopg.Connection[Any], psycopg.Pipeline | None]]:
-        """A transaction on a pooled connection; database failures become StoreUnavailable."""
+    @asynccontextmanager
+    async def unit_async(self, session: str | None = None, *, holder: str | None = None,
+                         expires: float | None = None, fence: int | None = None) -> AsyncIterator[PostgresUnit]:
+        """A unit of work for a coroutine (see base.Store.unit): the writes are gathered, then
+        sent as one flight on the store's loop."""
+        uow = self._new_unit()
+        yield uow
+        await self._loop.submit(self._a_commit(uow, session, holder, expires, fence))
+        self._history.note(uow.noted)  # committed
+
+    def _new_unit(self) -> PostgresUnit:
         if self._closed:
             raise StoreUnavailable(f"store {self.path} is closed")
+        return PostgresUnit(self._history)
+
+    # ------------------------------------------------------------ connections and errors
+
+    async def _flight(self, send: Callable[[psycopg.AsyncConnection[Any], list[Any]], Awaitable[T]]) -> T:
+        """`send(conn, sent)` on a pooled connection the server has not ended. `send` appends the
+        cursor of its first statement to `sent`; when the connection breaks before that
+        statement's result came back, the server ran nothing of the flight (its results come in
+        order), so it is sent again on another connection: a connection ended while idle (a
+        restart, a terminated backend) costs nothing. Any other failure is the caller's to see."""
+        if self._closed or self.pool is None:
+            raise StoreUnavailable(f"store {self.path} is closed")
+        for _ in range(self._retries + 1):
+            async with self.pool.connection() as conn:
+                if _ended(conn):
+                    await conn.close()  # the pool drops a closed connection
+                    continue
+                sent: list[Any] = []
+                try:
+                    return await send(conn, sent)
+                except psycopg.OperationalError:
+                    if not conn.broken or (sent and sent[0].pgresult is not None):
+                        await self._rollback(conn)
+                        raise
+                except BaseException:
+                    await self._rollback(conn)
+                    raise
+        raise psycopg.OperationalError("every pooled connection was found ended")
+
+    @contextmanager
+    def _errors(self, what: str, session: str | None) -> Iterator[None]:
+        """Database failures as the store's errors (a failed check as its own error)."""
         try:
-            with self._begin(pipeline) as pair:
-                yield pair
+            yield
+        except psycopg.errors.InvalidTextRepresentation as exc:
+            raise (check_error(str(exc), session) or StoreError(f"store {self.path}: cannot {what}: {exc}")) from exc
         except (psycopg.errors.UniqueViolation, psycopg.errors.SerializationFailure) as exc:
             raise StoreConflict(f"store {self.path}: cannot {what}: {exc}") from exc
+        except (pg_errors.UndefinedTable, pg_errors.UndefinedColumn) as exc:
+            raise StoreCorrupt(session or "*", what, str(exc).splitlines()[0]) from exc
         except psycopg.DataError as exc:  # e.g. text the server cannot hold
             raise StoreError(f"store {self.path}: a value cannot be stored ({exc})") from exc
         except (psycopg.Error, PoolTimeout) as exc:
@@ -196,177 +282,215 @@ class PostgresStore(RowReads):
         except UnicodeEncodeError as exc:  # a value the border should have refused: nothing is kept
             raise StoreError(f"store {self.path}: a value cannot be stored ({exc.reason})") from exc
 
+    @staticmethod
+    async def _rollback(conn: psycopg.AsyncConnection[Any]) -> None:
+        if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            try:
+                await conn.execute("ROLLBACK")
+            except psycopg.Error:
+                pass  # a broken connection: the pool drops it, the server rolled back
+
+    async def _one(self, what: str, session: str | None, sql: str, params: tuple[Any, ...],
+                   fetch: bool = True) -> list[tuple[Any, ...]] | int:
+        """One statement in its own transaction (autocommit): one round trip. Rows, or the row
+        count when not `fetch`."""
+        async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> list[tuple[Any, ...]] | int:
+            cur = await conn.execute(sql, params, prepare=True)  # one statement: failed means not run
+            return await cur.fetchall() if fetch else cur.rowcount
+
+        with self._errors(what, session):
+            return await self._flight(send)
+
+    # ------------------------------------------------------------ units of work and leases
+
     @contextmanager
     def unit(self, session: str | None = None, *, holder: str | None = None, expires: float | None = None,
              fence: int | None = None) -> Iterator[PostgresUnit]:
-        """One transaction (see base.Store.unit)."""
-        if getattr(self._local, "in_unit", False):
-            raise StoreError("units of work do not nest")
-        self._local.in_unit = True
-        try:
-            with self._tx("commit the unit of work", pipeline=True) as (conn, pipe):
-                assert pipe is not None
-                uow = PostgresUnit(conn, pipe, self._history)
+        """One transaction (see base.Store.unit), for synchronous callers."""
+        uow = self._new_unit()
+        yield uow
+        self._loop.run(self._a_commit(uow, session, holder, expires, fence))
+        self._history.note(uow.noted)  # committed
+
+    async def _a_commit(self, uow: PostgresUnit, session: str | None, holder: str | None, expires: float | None,
+                        fence: int | None) -> None:
+        """The unit's flight: BEGIN, lease check, statements, history appends, COMMIT."""
+        async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> None:
+            async with conn.pipeline() as pipe:
+                sent.append(await conn.execute("BEGIN"))
                 if holder is not None and session is not None:
-                    uow.check(conn.execute("UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s "
-                                           "AND holder = %s AND (%s::bigint IS NULL OR fence = %s::bigint)",
-                                           (expires or 0.0, session, holder, fence, fence)),
-                              lambda: LeaseLost(f"session {session} is no longer leased to this turn"))
-                yield uow
-                uow.verify()
-            self._history.note(uow.noted)  # committed
-        finally:
-            self._local.in_unit = False
+                    await conn.execute(LEASE_CHECK, (expires or 0.0, session, holder, fence, fence), prepare=True)
+                for sql, params in uow.statements:
+                    await conn.execute(sql, params, prepare=True)
+                unknown = [(a, await conn.execute(HISTORY_COUNTS, (a.session, a.session), prepare=True))
+                           for a in uow.appends if a.stored is None]
+                counted: dict[int, Any] = {}
+                if unknown:  # the only second flight: how much history is stored
+                    await pipe.sync()
+                    for appends, cur in unknown:
+                        counted[id(appends)] = await cur.fetchone()
+                for appends in uow.appends:
+                    stored = appends.stored if appends.stored is not None else counted[id(appends)]
+                    for table, rows in history_rows(appends, (int(stored[0]), int(stored[1]))):
+                        async with conn.cursor() as cur:
+                            await cur.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (%s, %s, %s)", rows)
+                await conn.execute("COMMIT")
+
+        with self._errors("commit the unit of work", session):
+            await self._flight(send)
 
     def acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
         """Take the lease when free, expired, held by a dead process of this host, or ours; each
         grant takes the next fencing token. A lease row locked beyond `lock_timeout` (a stuck
         transaction) is not granted: the session is busy, the worker is not frozen."""
-        if getattr(self._local, "in_unit", False):
-            raise StoreError("a lease cannot change inside a unit of work")
+        return self._loop.run(self._a_acquire_lease(session, holder, now, ttl))  # type: ignore[no-any-return]
+
+    async def _a_acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
         try:
-            with self._tx("take the lease of session " + session) as (conn, _):
-                return self._acquire(conn, session, holder, now, ttl)
+            async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> tuple[Any, Any, Any]:
+                async with conn.pipeline():
+                    sent.append(await conn.execute("BEGIN"))
+                    before = await conn.execute(_LEASE_LOCK, (session,), prepare=True)
+                    grant = await conn.execute(_LEASE_GRANT, (session, holder, now + ttl, now), prepare=True)
+                    after = await conn.execute(_LEASE_NOW, (session, session), prepare=True)
+                    await conn.execute("COMMIT")
+                return await before.fetchone(), await grant.fetchone(), await after.fetchone()
+
+            with self._errors("take the lease of session " + session, session):
+                previous, granted, current = await self._flight(send)
+                assert current is not None  # a LEFT JOIN of one row
+                holder_now, until, version = current
+                if granted is not None:
+                    taken = previous is not None and previous[0] != holder
+                    return Lease(session, holder, now + ttl, True, version or 0, granted[0], taken)
+                if holder_now is None or not holder_dead(holder_now):
+                    return Lease(session, holder_now or "", until or now, False, version or 0)
+                # held by a dead process of this host: take it over from that holder only
+                rows = await self._one("take the lease of session " + session, session, _LEASE_TAKE,
+                                       (holder, now + ttl, session, holder_now, session))
+                assert isinstance(rows, list)
+                fence, version = rows[0]
+                if fence is None:  # someone else got there first
+                    return Lease(session, "", now, False, version or 0)
+                return Lease(session, holder, now + ttl, True, version or 0, fence, True)
         except StoreUnavailable as exc:
             if isinstance(exc.__cause__, (pg_errors.LockNotAvailable, pg_errors.QueryCanceled)):
                 return Lease(session, "", now, False)  # not decided in time: someone holds the row
             raise
 
-    @staticmethod
-    def _acquire(conn: psycopg.Connection[Any], session: str, holder: str, now: float, ttl: float) -> Lease:
-        while True:
-            # A new row, or (on conflict) the current one locked until this transaction ends.
-            inserted = conn.execute("INSERT INTO leases (session, holder, expires, fence) "
-                                    "VALUES (%s, %s, %s, nextval('lease_fence')) ON CONFLICT (session) DO NOTHING "
-                                    "RETURNING fence", (session, holder, now + ttl)).fetchone()
-            if inserted is not None:
-                vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
-                return Lease(session, holder, now + ttl, True, vrow[0] if vrow else 0, inserted[0])
-            found = conn.execute("SELECT holder, expires FROM leases WHERE session = %s FOR UPDATE",
-                                 (session,)).fetchone()
-            if found is not None:
-                break
-            # released between the two statements: insert again
-        current, until = found
-        # The version as of this lock: a unit of the previous holder committed before it.
-        vrow = conn.execute("SELECT version FROM sessions WHERE id = %s", (session,)).fetchone()
-        version = vrow[0] if vrow else 0
-        if current != holder and until > now and not holder_dead(current):
-            return Lease(session, current, until, False, version)
-        fence = conn.execute("UPDATE leases SET holder = %s, expires = %s, fence = nextval('lease_fence') "
-                             "WHERE session = %s RETURNING fence", (holder, now + ttl, session)).fetchone()
-        assert fence is not None  # the row is locked by this transaction
-        return Lease(session, holder, now + ttl, True, version, fence[0], current != holder)
-
     def renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
         """The heartbeat (see base.Store.renew_lease)."""
-        with self._tx("renew the lease of session " + session) as (conn, _):
-            return conn.execute("UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s "
-                                "AND holder = %s AND fence = %s", (expires, session, holder, fence)).rowcount == 1
+        return self._loop.run(self._a_renew_lease(session, holder, fence, expires))  # type: ignore[no-any-return]
+
+    async def _a_renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
+        count = await self._one("renew the lease of session " + session, session, _RENEW,
+                                (expires, session, holder, fence), fetch=False)
+        return count == 1
 
     def release_lease(self, session: str, holder: str, *, fence: int | None = None,
                       delivered_turn: int | None = None, trace_head: str | None = None) -> None:
         """Give the lease back, mark the reply delivered and store the chain head, together."""
-        if getattr(self._local, "in_unit", False):
-            raise StoreError("a lease cannot change inside a unit of work")
-        with self._tx("release the lease of session " + session) as (conn, _):
-            cur = conn.execute("DELETE FROM leases WHERE session = %s AND holder = %s "
-                               "AND (%s::bigint IS NULL OR fence = %s::bigint)", (session, holder, fence, fence))
-            if cur.rowcount == 1 and delivered_turn is not None:
-                conn.execute("UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s",
-                             (session, delivered_turn))
-            if cur.rowcount == 1 and trace_head is not None:
-                conn.execute("INSERT INTO trace_heads (session, head) VALUES (%s, %s) ON CONFLICT (session) "
-                             "DO UPDATE SET head = EXCLUDED.head", (session, trace_head))
+        self._loop.run(self._a_release_lease(session, holder, fence=fence, delivered_turn=delivered_turn,
+                                             trace_head=trace_head))
+
+    async def _a_release_lease(self, session: str, holder: str, *, fence: int | None = None,
+                               delivered_turn: int | None = None, trace_head: str | None = None) -> None:
+        await self._one("release the lease of session " + session, session, _RELEASE,
+                        (session, holder, fence, fence, session, delivered_turn, session, trace_head, trace_head))
 
     def mark_delivered(self, session: str, turn: int) -> None:
         """The reply of `turn` reached its client."""
-        with self._tx("mark a reply of session " + session + " delivered") as (conn, _):
-            conn.execute("UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s", (session, turn))
+        self._loop.run(self._a_mark_delivered(session, turn))
+
+    async def _a_mark_delivered(self, session: str, turn: int) -> None:
+        await self._one("mark a reply of session " + session + " delivered", session, _DELIVERED, (session, turn),
+                        fetch=False)
 
     def claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
         """Record `nonce`; False when any worker recorded it before (see base.Store.claim_nonce)."""
-        with self._tx("record a request nonce") as (conn, _):
-            if self._nonce_sweep.due(now):
-                conn.execute("DELETE FROM nonces WHERE seen < %s", (now - keep,))
-            return conn.execute("INSERT INTO nonces (nonce, seen) VALUES (%s, %s) ON CONFLICT (nonce) DO NOTHING",
-                                (nonce, now)).rowcount == 1
+        return self._loop.run(self._a_claim_nonce(nonce, now, keep))  # type: ignore[no-any-return]
+
+    async def _a_claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
+        if self._nonce_sweep.due(now):
+            await self._one("forget old request nonces", None, _NONCE_SWEEP, (now - keep,), fetch=False)
+        return await self._one("record a request nonce", None, _NONCE, (nonce, now), fetch=False) == 1
 
     # ------------------------------------------------------------ reads
 
-    @contextmanager
-    def _snapshot(self, session: str, what: str) -> Iterator[psycopg.Connection[Any]]:
-        """A read-only repeatable-read transaction: several reads see one moment of the session."""
-        if self._closed:
-            raise StoreUnavailable(f"store {self.path} is closed")
-        try:
-            with self._begin() as (conn, _):
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                yield conn
-        except (pg_errors.UndefinedTable, pg_errors.UndefinedColumn) as exc:
-            raise StoreCorrupt(session, what, str(exc).splitlines()[0]) from exc
-        except (psycopg.Error, PoolTimeout) as exc:
-            raise StoreUnavailable(f"store {self.path}: cannot read {what} of session {session}: {exc}") from exc
-
     def _rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        """One read statement, outside any transaction (one round trip); a read is idempotent, so
-        a connection found dead is replaced and the read sent again."""
-        if self._closed:
-            raise StoreUnavailable(f"store {self.path} is closed")
-        attempts = 0
-        while True:
-            try:
-                with self.pool.connection() as conn:
-                    try:
-                        return conn.execute(sql, params).fetchall()
-                    except psycopg.OperationalError:
-                        attempts += 1
-                        if not conn.broken or attempts > self._retries:
-                            raise
-            except (pg_errors.UndefinedTable, pg_errors.UndefinedColumn) as exc:
-                raise StoreCorrupt(session, what, str(exc).splitlines()[0]) from exc
-            except (psycopg.Error, PoolTimeout) as exc:
-                raise StoreUnavailable(f"store {self.path}: cannot read {what} of session {session}: {exc}") from exc
+        return self._loop.run(self._a_rows(session, what, sql, params))  # type: ignore[no-any-return]
+
+    async def _a_rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """One read statement, outside any transaction (one round trip)."""
+        rows = await self._one(f"read {what} of session {session}", session, sql, params)
+        assert isinstance(rows, list)
+        return rows
+
+    async def _a_read(self, plan: Any) -> Any:
+        return plan.answer(await self._a_rows(plan.session, plan.what, plan.sql.replace("?", self.PARAM), plan.params))
 
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history, or None; `StoreCorrupt` when a row cannot be read."""
-        with self._snapshot(session_id, "session") as conn:
-            row = conn.execute("SELECT doc, version FROM sessions WHERE id = %s", (session_id,)).fetchone()
-            if row is None:
-                return None
-            messages = conn.execute("SELECT doc FROM messages WHERE session = %s ORDER BY seq", (session_id,)).fetchall()
-            entities = conn.execute("SELECT doc FROM entities WHERE session = %s ORDER BY seq", (session_id,)).fetchall()
-            tasks = conn.execute("SELECT id FROM tasks WHERE session = %s ORDER BY n, id", (session_id,)).fetchall()
+        return self._loop.run(self._a_get_session(session_id))  # type: ignore[no-any-return]
+
+    async def _a_get_session(self, session_id: str) -> SessionState | None:
+        """One flight in one repeatable-read snapshot: the row, its history and its task ids."""
+        async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> tuple[Any, ...]:
+            async with conn.pipeline():
+                sent.append(await conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"))
+                curs = [await conn.execute(sql, (session_id,), prepare=True) for sql in _SESSION_READS]
+                await conn.execute("COMMIT")
+            return (await curs[0].fetchone(), await curs[1].fetchall(), await curs[2].fetchall(),
+                    await curs[3].fetchall())
+
+        with self._errors(f"read session {session_id}", session_id):
+            row, messages, entities, tasks = await self._flight(send)
+        if row is None:
+            return None
         doc = session_fields(row[0], session_id)
         history: dict[str, Any] = {"tasks": [r[0] for r in tasks]}
         for key, table, rows in (("user_messages", "messages", messages), ("entities", "entities", entities)):
             history[key] = history_items(((n, r[0]) for n, r in enumerate(rows, 1)), session_id, table)
+        # what the store holds at this version: the next unit appends without asking
+        self._history.note([(session_id, row[1], len(messages), len(entities))])
         return SessionState(**doc, **history, version=row[1])
 
     def version_of(self, session_id: str) -> int:
         """The stored session's version (0 when absent): one indexed read, for a worker to tell
         whether its copy of a session is still the latest before using it."""
-        rows = self._rows(session_id, "session", "SELECT version FROM sessions WHERE id = %s", (session_id,))
+        return self._loop.run(self._a_version_of(session_id))  # type: ignore[no-any-return]
+
+    async def _a_version_of(self, session_id: str) -> int:
+        rows = await self._a_rows(session_id, "session", "SELECT version FROM sessions WHERE id = %s", (session_id,))
         return int(rows[0][0]) if rows else 0
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""
-        return [tuple(r) for r in self._rows("*", "sessions", "SELECT id, updated FROM sessions ORDER BY updated DESC", ())]
+        return self._loop.run(self._a_sessions())  # type: ignore[no-any-return]
+
+    async def _a_sessions(self) -> list[tuple[str, float]]:
+        rows = await self._a_rows("*", "sessions", "SELECT id, updated FROM sessions ORDER BY updated DESC", ())
+        return [(r[0], r[1]) for r in rows]
 
     def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """A query for tools and tests; `?` placeholders (SQLite's) are accepted as well."""
+        return self._loop.run(self._a_raw(sql, params))  # type: ignore[no-any-return]
+
+    async def _a_raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         if params and "?" in sql:
             sql = sql.replace("%", "%%").replace("?", "%s")
-        with self.pool.connection() as conn:
-            cur = conn.execute(sql, params or None)
-            return [tuple(r) for r in cur.fetchall()] if cur.description else []
+        async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> list[tuple[Any, ...]]:
+            cur = await conn.execute(sql, params or None)
+            return [tuple(r) for r in await cur.fetchall()] if cur.description else []
+
+        return await self._flight(send)
 
     def alive(self) -> bool:
         """False once closed (then this process's holders count as dead, see base.holder_dead)."""
         return not self._closed
 
     def close(self) -> None:
-        """Close the pool."""
+        """Close the pool and the store's loop."""
         if self._closed:
             return
         self._closed = True

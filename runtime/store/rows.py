@@ -6,8 +6,8 @@ backend depends on the other's private helpers and a stored row means one thing 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import MISSING, fields
+from collections.abc import Callable, Iterable
+from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from skillc.runtime import jsontext
@@ -187,65 +187,112 @@ def reply_from(session: str, turn: int, delivered: Any, text: Any) -> ReplyRecor
     return ReplyRecord(**data)
 
 
+@dataclass(frozen=True)
+class ReadPlan:
+    """One read both backends make alike: its SQL (`?` markers), parameters, and how its rows
+    become the answer; a backend runs it its own way (synchronously, or as a coroutine)."""
+
+    session: str
+    what: str
+    sql: str
+    params: tuple[Any, ...]
+    answer: Callable[[list[tuple[Any, ...]]], Any]
+
+
 class RowReads:
     """The reads both backends make with the same SQL: a backend gives `_rows` (one query, its
-    errors turned into the store's) and its parameter marker."""
+    errors turned into the store's) and its parameter marker; `plan(name, ...)` is the read of
+    method `name` for a backend that runs it otherwise (postgres.py, on its event loop)."""
 
     PARAM = "?"
+    READS = ("get_task", "open_tasks", "session_head", "evidence_of", "evidence_record", "last_reply", "trace_head")
 
     def _rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         raise NotImplementedError
 
-    def _read(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        return self._rows(session, what, sql if self.PARAM == "?" else sql.replace("?", self.PARAM), params)
+    def _run(self, plan: ReadPlan) -> Any:
+        sql = plan.sql if self.PARAM == "?" else plan.sql.replace("?", self.PARAM)
+        return plan.answer(self._rows(plan.session, plan.what, sql, plan.params))
+
+    def plan(self, name: str, *args: Any, **kwargs: Any) -> ReadPlan:
+        """The read of the method `name` (one of READS) with its arguments."""
+        return getattr(RowReads, "_" + name)(*args, **kwargs)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _get_task(session_id: str, task_id: str) -> ReadPlan:
+        return ReadPlan(session_id, f"task {task_id}", "SELECT doc FROM tasks WHERE session = ? AND id = ?",
+                        (session_id, task_id), lambda rows: task_from(session_id, task_id, rows[0][0]) if rows else None)
 
     def get_task(self, session_id: str, task_id: str) -> TaskState | None:
         """A task of a session, or None."""
-        rows = self._read(session_id, f"task {task_id}", "SELECT doc FROM tasks WHERE session = ? AND id = ?",
-                          (session_id, task_id))
-        return task_from(session_id, task_id, rows[0][0]) if rows else None
+        return self._run(self._get_task(session_id, task_id))  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _open_tasks(session_id: str) -> ReadPlan:
+        return ReadPlan(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = ? AND state NOT IN "
+                        f"{_ENDED_SQL} ORDER BY n, id", (session_id,),
+                        lambda rows: [task_from(session_id, tid, doc) for tid, doc in rows])
 
     def open_tasks(self, session_id: str) -> list[TaskState]:
         """Tasks of the session not ended."""
-        rows = self._read(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = ? AND state NOT IN "
-                          f"{_ENDED_SQL} ORDER BY n, id", (session_id,))
-        return [task_from(session_id, tid, doc) for tid, doc in rows]
+        return self._run(self._open_tasks(session_id))  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _session_head(session_id: str) -> ReadPlan:
+        def answer(rows: list[tuple[Any, ...]]) -> SessionState | None:
+            if not rows:
+                return None
+            if not isinstance(rows[0][1], int):
+                raise StoreCorrupt(session_id, "session", "version is not an integer")
+            return SessionState(**session_fields(rows[0][0], session_id), version=rows[0][1])
+        return ReadPlan(session_id, "session", "SELECT doc, version FROM sessions WHERE id = ?", (session_id,), answer)
 
     def session_head(self, session_id: str) -> SessionState | None:
         """The stored session's row alone (platform, counters, values, active task, version), its
         history lists left empty; None when there is no such session. For an ownership check or
         a list of sessions, which must not read every session's whole history."""
-        rows = self._read(session_id, "session", "SELECT doc, version FROM sessions WHERE id = ?", (session_id,))
-        if not rows:
-            return None
-        if not isinstance(rows[0][1], int):
-            raise StoreCorrupt(session_id, "session", "version is not an integer")
-        return SessionState(**session_fields(rows[0][0], session_id), version=rows[0][1])
+        return self._run(self._session_head(session_id))  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _evidence_of(session_id: str, since: int = 0) -> ReadPlan:
+        def answer(rows: list[tuple[Any, ...]]) -> list[Evidence]:
+            return [evidence_from(session_id, eid, doc) for eid, doc in rows]
+        if since <= 1:
+            return ReadPlan(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? ORDER BY seq",
+                            (session_id,), answer)
+        return ReadPlan(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? AND (seq >= ? "
+                        f"OR status IN ({', '.join('?' for _ in OPEN_STATUSES)})) ORDER BY seq",
+                        (session_id, since, *OPEN_STATUSES), answer)
 
     def evidence_of(self, session_id: str, since: int = 0) -> list[Evidence]:
         """Evidence of a session in creation order (see base.Store.evidence_of)."""
-        if since <= 1:
-            rows = self._read(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? ORDER BY seq",
-                              (session_id,))
-        else:
-            rows = self._read(session_id, "evidence", "SELECT id, doc FROM evidence WHERE session = ? AND (seq >= ? "
-                              f"OR status IN ({', '.join('?' for _ in OPEN_STATUSES)})) ORDER BY seq",
-                              (session_id, since, *OPEN_STATUSES))
-        return [evidence_from(session_id, eid, doc) for eid, doc in rows]
+        return self._run(self._evidence_of(session_id, since))  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _evidence_record(session_id: str, evidence_id: str) -> ReadPlan:
+        return ReadPlan(session_id, f"evidence {evidence_id}", "SELECT id, doc FROM evidence WHERE session = ? "
+                        "AND id = ?", (session_id, evidence_id),
+                        lambda rows: evidence_from(session_id, rows[0][0], rows[0][1]) if rows else None)
 
     def evidence_record(self, session_id: str, evidence_id: str) -> Evidence | None:
         """One evidence record by id, or None."""
-        rows = self._read(session_id, f"evidence {evidence_id}", "SELECT id, doc FROM evidence WHERE session = ? "
-                          "AND id = ?", (session_id, evidence_id))
-        return evidence_from(session_id, rows[0][0], rows[0][1]) if rows else None
+        return self._run(self._evidence_record(session_id, evidence_id))  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _last_reply(session_id: str) -> ReadPlan:
+        return ReadPlan(session_id, "replies", "SELECT turn, delivered, doc FROM replies WHERE session = ? "
+                        "ORDER BY turn DESC LIMIT 1", (session_id,),
+                        lambda rows: reply_from(session_id, *rows[0]) if rows else None)
 
     def last_reply(self, session_id: str) -> ReplyRecord | None:
         """The reply of the latest stored turn."""
-        rows = self._read(session_id, "replies", "SELECT turn, delivered, doc FROM replies WHERE session = ? "
-                          "ORDER BY turn DESC LIMIT 1", (session_id,))
-        return reply_from(session_id, *rows[0]) if rows else None
+        return self._run(self._last_reply(session_id))  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _trace_head(session_id: str) -> ReadPlan:
+        return ReadPlan(session_id, "trace head", "SELECT head FROM trace_heads WHERE session = ?", (session_id,),
+                        lambda rows: str(rows[0][0]) if rows else None)
 
     def trace_head(self, session_id: str) -> str | None:
         """The session's stored audit chain head, or None."""
-        rows = self._read(session_id, "trace head", "SELECT head FROM trace_heads WHERE session = ?", (session_id,))
-        return str(rows[0][0]) if rows else None
+        return self._run(self._trace_head(session_id))  # type: ignore[no-any-return]

@@ -54,6 +54,13 @@ def opener(postgres_url: str) -> Iterator[Callable[[], Any]]:
         store.close()
 
 
+def _catch(action: Callable[[], Any], into: list[BaseException]) -> None:
+    try:
+        action()
+    except BaseException as exc:  # the test looks at it
+        into.append(exc)
+
+
 def _race(n: int, action: Callable[[int], Any]) -> list[Any]:
     """Run `action(i)` in n threads released together; results (or exceptions) in order."""
     barrier = threading.Barrier(n)
@@ -205,14 +212,31 @@ def test_a_dropped_connection_fails_one_unit_cleanly_and_the_next_works(opener: 
         state.values["k"] = "v"
         uow.put_session(state, 2.0)
     assert store.get_session("s1").values == {"k": "v"}
-    # Killed after BEGIN, inside the unit: that unit is refused and left nothing; the next works.
-    with pytest.raises(StoreUnavailable):
-        with store.unit("s1") as uow:
-            state.values["k"] = "lost"
-            uow.put_session(state, 3.0)
-            with psycopg.connect(postgres_url, autocommit=True) as admin:
-                admin.execute("SELECT pg_terminate_backend(%s)", (uow.conn.info.backend_pid,))
-            uow.put_task(TaskState(id="t1", session="s1", agent="a", message="m"))
+    # Killed after BEGIN, inside the unit (its flight waits on the session row, locked by another
+    # transaction): that unit is refused and left nothing; the next works.
+    holder = psycopg.connect(postgres_url)
+    try:
+        holder.execute("SELECT 1 FROM sessions WHERE id = 's1' FOR UPDATE")
+
+        def doomed() -> None:
+            with store.unit("s1") as uow:
+                state.values["k"] = "lost"
+                uow.put_session(state, 3.0)
+                uow.put_task(TaskState(id="t1", session="s1", agent="a", message="m"))
+
+        failed: list[BaseException] = []
+        worker = threading.Thread(target=lambda: _catch(doomed, failed))
+        worker.start()
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            _wait_for(lambda: admin.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                            "AND datname = current_database()").fetchone() == (1,),
+                      "the unit to wait on the row")
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                          "AND datname = current_database()")
+        worker.join(DEADLINE)
+        assert [type(e) for e in failed] == [StoreUnavailable], failed
+    finally:
+        holder.close()
     state = store.get_session("s1")
     assert state.values == {"k": "v"} and store.get_task("s1", "t1") is None
     with store.unit("s1") as uow:
