@@ -112,6 +112,24 @@ def test_a_stored_status_comes_back_as_its_word() -> None:
         node_from_doc({"id": "n1", "task": "t1", "skill": "k", "state": "DOZING"})
 
 
+def test_a_record_holding_words_is_stored_as_the_same_text() -> None:
+    # rows written with words are byte for byte the rows written with plain strings, by orjson
+    # and by the standard library's encoder (jsontext's fallback, the trace's canonical form)
+    import json
+
+    from skillc.runtime import jsontext
+    from skillc.runtime.state import NodeState, to_doc
+
+    node = NodeState(id="n1", task="t1", skill="k", kind=vocab.NodeKind.PROVIDER, state=vocab.NodeStatus.SUSPENDED,
+                     suspended=vocab.Suspension.VERIFY)
+    doc = to_doc(node)
+    plain = {k: (str(v) if isinstance(v, vocab.Word) else v) for k, v in doc.items()}
+    assert all(type(v) is str for v in (plain["kind"], plain["state"], plain["suspended"]))
+    assert jsontext.dumps(doc) == jsontext.dumps(plain)
+    assert json.dumps(doc, sort_keys=True) == json.dumps(plain, sort_keys=True)
+    assert repr(vocab.Effect.SUSPEND) == "'suspend'" and f"{vocab.TaskStatus.DONE}" == "DONE"
+
+
 def test_vocabulary_matches_the_compiler_enums() -> None:
     from skillc.compiler import ir
 
