@@ -5,10 +5,12 @@ rows). Three skills of one compiled studio differ only in the rules of their rea
 `check_order`; each round times `run_chain` of that call (all of the chain's steps, the rules
 step included, the evidence written to a `:memory:` store, a gateway stub answering at once) for
 the three, in an order that rotates from round to round, so all see the same machine at nearly
-the same moment. Each row is the median per-call time over the rounds with its spread (min-max).
+the same moment. Times are the process's CPU time (`time.process_time`), so while other work
+shares the machine the time this process waits for a core is not counted. Each row is the median per-call time over the rounds with its spread (min-max), and the median
+of the per-round ratios to no rules (each round measures the three back to back) with theirs.
 The rules are typical ones: a looked-up record's field, an enum-like `in`, a range, an `exists`
-over evidence, exact decimal arithmetic. Target: 5 rules within 1.2x of none (printed, not
-asserted).
+over evidence, exact decimal arithmetic. Target: 5 rules within 1.2x of none, on the median per-round ratio
+(printed, not asserted).
 """
 from __future__ import annotations
 
@@ -138,10 +140,10 @@ async def bench_rules(n: int, rounds: int, mcp: bool = False) -> dict[int, list[
                 gc.collect()
                 gc.disable()
                 try:
-                    start = time.perf_counter()
+                    start = time.process_time()
                     for _ in range(n):
                         await calls[c]()
-                    seen[c].append((time.perf_counter() - start) / n)
+                    seen[c].append((time.process_time() - start) / n)
                 finally:
                     gc.enable()
         return seen
@@ -149,19 +151,31 @@ async def bench_rules(n: int, rounds: int, mcp: bool = False) -> dict[int, list[
 
 def rows(seen: dict[int, list[float]], what: str) -> list[str]:
     """The table: one row per rule count, median (min-max) and the ratio to no rules."""
-    base = statistics.median(seen[0])
     out = []
     for c in COUNTS:
         med = statistics.median(seen[c])
+        ratios = round_ratios(seen, c)
         out.append(f"  call with {c:>2} rules ({what})  {med * 1e6:10.1f} µs   "
-                   f"({min(seen[c]) * 1e6:.1f}-{max(seen[c]) * 1e6:.1f})   {med / base:5.2f}x of none")
+                   f"({min(seen[c]) * 1e6:.1f}-{max(seen[c]) * 1e6:.1f})   {statistics.median(ratios):5.2f}x of none "
+                   f"per round ({min(ratios):.2f}-{max(ratios):.2f})")
     return out
 
 
+def round_ratios(seen: dict[int, list[float]], count: int) -> list[float]:
+    """`count` rules against none within each round (measured back to back, so a change of load
+    between rounds cancels out)."""
+    return [a / b for a, b in zip(seen[count], seen[0])]
+
+
 def target(seen: dict[int, list[float]], what: str) -> str:
-    """The target line: 5 rules within 1.2x of none, on medians."""
-    ratio = statistics.median(seen[5]) / statistics.median(seen[0])
-    return f"target 5 rules within 1.2x of none ({what}): {ratio:.2f}x  {'MET' if ratio <= 1.2 else 'MISSED'}"
+    """The target line: 5 rules within 1.2x of none, on the median of the per-round ratios (the
+    ratio of the medians beside it)."""
+    per_round = round_ratios(seen, 5)
+    ratio = statistics.median(per_round)
+    of_medians = statistics.median(seen[5]) / statistics.median(seen[0])
+    return (f"target 5 rules within 1.2x of none ({what}): {ratio:.2f}x per round "
+            f"({min(per_round):.2f}-{max(per_round):.2f}; ratio of medians {of_medians:.2f}x)  "
+            f"{'MET' if ratio <= 1.2 else 'MISSED'}")
 
 
 async def measure(n: int, rounds: int) -> list[str]:

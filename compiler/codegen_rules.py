@@ -2,9 +2,11 @@
 
 Each rule becomes one function `_<tool>__rule__<name>(r)` over the runtime's rule scope `r`
 (`skillc.runtime.rules.Scope`): its `let` bindings as assignments, its guard as an early
-`return cel.SKIPPED`, its expression as one `return cel.result(…)`. Every operator is a call of
-`skillc.runtime.cel`; `&&`, `||` and the macros take lambdas, so CEL's short-circuit and
-error-absorbing semantics hold. Contract text reaches the code only as literals (`literal`,
+`return cel.SKIPPED`, its expression as one `return cel.result(…)` (just `return …` when the
+expression always yields a bool: a comparison, logic, `all`/`exists`). Every operator is a call of
+`skillc.runtime.cel`, except where Python's own operator decides the same (`==`, `!=` and `in`
+against string literals) and `map`/`filter` (comprehensions); `&&`, `||` and the other macros
+take lambdas, so CEL's short-circuit and error-absorbing semantics hold. Contract text reaches the code only as literals (`literal`,
 `comment`); a CEL name becomes `v_<name>` (CEL names are ASCII identifiers, so the result is one
 too, and never a Python keyword or builtin).
 """
@@ -282,6 +284,24 @@ def plan_rule(rule: ir.Rule) -> RulePlan:
                     when_text=rule.when, when=when, lets=lets, guard_lets=frozenset(needed))
 
 
+_BOOL_OPS = ("==", "!=", "<", "<=", ">", ">=", "in", "&&", "||")
+_BOOL_METHODS = ("contains", "startsWith", "endsWith")
+
+
+def always_bool(node: A.Node) -> bool:
+    """Whether the code of `node` yields a bool whenever it yields at all (a comparison, `in`,
+    logic, `has`, `all`/`exists`/`exists_one`, a string test): its value needs no bool check."""
+    if isinstance(node, A.Binary):
+        return node.op in _BOOL_OPS
+    if isinstance(node, A.Unary):
+        return node.op == "!"
+    if isinstance(node, A.Macro):
+        return node.kind in ("all", "exists", "exists_one")
+    if isinstance(node, A.Call):
+        return node.target is not None and node.func in _BOOL_METHODS
+    return isinstance(node, A.Has)
+
+
 def rule_body(plan: RulePlan) -> list[str]:
     """The lines of a rule function's body, indented: the lets the guard needs, the guard, the
     other lets, the rule's value; laid out within 100 columns."""
@@ -296,13 +316,15 @@ def rule_body(plan: RulePlan) -> list[str]:
             statement(f"{local_name(name)} = ", Emitter(text, bound).tree(node))
             bound = bound | {name}
     if plan.when is not None and plan.when_text is not None:
-        statement("if not ", _call("cel.truth", Emitter(plan.when_text, bound).tree(plan.when), _atom('"when"')), ":")
+        guard = Emitter(plan.when_text, bound).tree(plan.when)
+        statement("if not ", guard if always_bool(plan.when) else _call("cel.truth", guard, _atom('"when"')), ":")
         lines.append("        return cel.SKIPPED")
     for name, text, node in plan.lets:
         if name not in plan.guard_lets:
             statement(f"{local_name(name)} = ", Emitter(text, bound).tree(node))
             bound = bound | {name}
-    statement("return ", _call("cel.result", Emitter(plan.expr_text, bound).tree(plan.expr)))
+    value = Emitter(plan.expr_text, bound).tree(plan.expr)
+    statement("return ", value if always_bool(plan.expr) else _call("cel.result", value))
     return lines
 
 

@@ -272,7 +272,7 @@ def step_rules(c: Call) -> CallResult | None:
     if c.meta is None or not c.meta.rules:
         return None
     assert c.ctx is not None
-    verdict = judge(c.meta.rules, call_scope(c.ctx, c.args, c.env.now()))
+    verdict = judge(c.meta.rules, call_scope(c.ctx, c.args, c.env.now))
     if verdict.all_held:  # the common case: no outcome objects, the names worked out once per tool
         c.rules_held = _memo("rule names", c.meta, lambda m: tuple(r.name for r in m.rules))
         return None

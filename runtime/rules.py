@@ -33,7 +33,7 @@ class Scope:
         self.inputs = inputs
         # `now` as a timestamp, or the clock's epoch seconds (made a timestamp only if a rule reads it)
         self._now: datetime | None = now if isinstance(now, datetime) else None
-        self._clock: float = 0.0 if isinstance(now, datetime) else now
+        self._clock: float | Callable[[], float] = 0.0 if isinstance(now, datetime) else now
         self.vars = vars or {}
         self._records: Callable[[], Iterable[tuple[str, Any]]] | None = records
         self._ctx: NodeContext | None = None
@@ -41,9 +41,10 @@ class Scope:
         self._by_tool: dict[str, list[Any]] | None = None
 
     @classmethod
-    def of_call(cls, ctx: NodeContext, args: dict[str, Any], now: float) -> "Scope":
+    def of_call(cls, ctx: NodeContext, args: dict[str, Any], now: float | Callable[[], float]) -> "Scope":
         """The scope of one call (the chain's, made on every call of a tool with rules): the
-        node's view (§9) is walked only if a rule reads evidence, and nothing else is built."""
+        node's view (§9) is walked only if a rule reads evidence, and the clock (`now`, its epoch
+        seconds or the clock itself) read only if a rule reads `now`; nothing else is built."""
         scope = cls.__new__(cls)
         scope.args = args
         scope.platform = ctx.platform
@@ -62,7 +63,8 @@ class Scope:
     def now(self) -> datetime:
         """`now`: the runtime clock as a UTC timestamp."""
         if self._now is None:
-            self._now = datetime.fromtimestamp(self._clock, timezone.utc)
+            clock = self._clock
+            self._now = datetime.fromtimestamp(clock if isinstance(clock, (int, float)) else clock(), timezone.utc)
         return self._now
 
     def _view(self) -> dict[str, list[Any]]:
@@ -222,6 +224,7 @@ def judge(rules: Sequence[RuleMeta], scope: Scope) -> Verdict:
 _HELD, _VIOLATED, _SKIPPED, _UNDECIDABLE = RuleStatus.HELD, RuleStatus.VIOLATED, RuleStatus.SKIPPED, RuleStatus.UNDECIDABLE
 
 
-def call_scope(ctx: NodeContext, args: dict[str, Any], now: float) -> Scope:
-    """The scope of one call: its bound arguments, the node's view (§9) and the runtime clock."""
+def call_scope(ctx: NodeContext, args: dict[str, Any], now: float | Callable[[], float]) -> Scope:
+    """The scope of one call: its bound arguments, the node's view (§9) and the runtime clock
+    (its epoch seconds, or the clock itself: read when a rule first reads `now`)."""
     return Scope.of_call(ctx, args, now)

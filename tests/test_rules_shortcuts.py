@@ -101,6 +101,37 @@ def test_the_call_scope_walks_the_view_only_for_a_rule_that_reads_evidence_and_t
     assert view.walks == 1
 
 
+def test_the_clock_is_read_only_for_a_rule_that_reads_now() -> None:
+    reads: list[int] = []
+
+    def clock() -> float:
+        reads.append(1)
+        return 86400.0
+
+    scope = Scope.of_call(_View([]), {}, clock)  # type: ignore[arg-type]
+    assert scope.args == {} and reads == []
+    assert scope.now == datetime(1970, 1, 2, tzinfo=timezone.utc) and scope.now.day == 2 and reads == [1]
+
+
+def _rule_function(expr: str, when: str | None = None) -> str:
+    from skillc.compiler import codegen, ir
+
+    rule = ir.Rule(name="r", message="m", expr=expr, when=when)
+    source = codegen.generate_module(ir.SkillProfile(skill_key="k", tool_names=["t"]),
+                                     ir.Contract(tools={"t": ir.ToolContract(name="t", rules=[rule])}))
+    return source[source.index("def _t__rule__r"):].split("\n\n\n")[0]
+
+
+def test_a_rule_that_always_yields_a_bool_returns_it_without_a_check() -> None:
+    assert "cel.result" not in _rule_function("args.x == 'a' && args.y > 1")
+    assert "cel.result" not in _rule_function("[1].exists(v, v == 1)")
+    assert "cel.result(" in _rule_function("latest.t.flag")  # a field of a record: any value, checked
+    assert "cel.result(" in _rule_function("args.x == 'a' ? latest.t.flag : false")
+    guarded = _rule_function("true", when="args.x == 'a'")
+    assert "cel.truth" not in guarded and "if not (" in guarded
+    assert 'cel.truth(cel.select(r.args, "x", "args.x"), "when")' in _rule_function("true", when="args.x")
+
+
 def test_a_verdict_with_every_rule_held_and_one_with_failures() -> None:
     rules = [RuleMeta("a", lambda r: True, "ma"), RuleMeta("b", lambda r: True, "mb")]
     held = judge(rules, Scope.of_call(_View([]), {}, 0.0))  # type: ignore[arg-type]
