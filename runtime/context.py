@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 def upstream_order(task_nodes: dict[str, NodeState], node: NodeState) -> list[NodeState]:
     """This node, then its upstream nodes nearest first (breadth-first over deps)."""
+    if not node.deps:  # the common case: a node with nothing upstream
+        return [node]
     seen = {node.id}
     order = [node]
     frontier = [node]
@@ -108,10 +110,11 @@ class NodeContext:
     def visible_evidence(self) -> Iterator[Evidence]:
         """Business-successful evidence in §9 order (empty results included)."""
         nodes = self.env.task.nodes if self.env.task else {self.node.id: self.node}
+        held, success = self.env.evidence, EvidenceStatus.SUCCESS
         for n in upstream_order(nodes, self.node):
             for eid in reversed(n.evidence):
-                ev = self.env.evidence.get(eid)
-                if ev is not None and ev.status == EvidenceStatus.SUCCESS and ev.business_ok is not False:
+                ev = held.get(eid)
+                if ev is not None and ev.status == success and ev.business_ok is not False:
                     yield ev
 
     def evidence_value(self, key: str, parts: tuple) -> Any:
