@@ -4,13 +4,14 @@ Run from the checkout: `python bench/chain_rules.py [--quick]` (bench/chain.py p
 rows). Three skills of one compiled studio differ only in the rules of their read tool
 `check_order`; each round times `run_chain` of that call (all of the chain's steps, the rules
 step included, the evidence written to a `:memory:` store, a gateway stub answering at once) for
-the three, in an order that rotates from round to round, so all see the same machine at nearly
-the same moment. Times are the process's CPU time (`time.process_time`), so while other work
-shares the machine the time this process waits for a core is not counted. Each row is the median per-call time over the rounds with its spread (min-max), and the median
-of the per-round ratios to no rules (each round measures the three back to back) with theirs.
-The rules are typical ones: a looked-up record's field, an enum-like `in`, a range, an `exists`
-over evidence, exact decimal arithmetic. Target: 5 rules within 1.2x of none, on the median per-round ratio
-(printed, not asserted).
+the three call by call (one call of each count in turn, the order rotating from round to round),
+so all three meet the same load at the same moment. Each call is timed on its own and a round's
+figure for a count is the median of its calls, so a call that another process preempted (an
+outlier) does not count. Each row is the median of the rounds' figures with their spread
+(min-max), and the median of the per-round ratios to no rules with theirs. The rules are typical
+ones: a looked-up record's field, an enum-like `in`, a range, an `exists` over evidence, exact
+decimal arithmetic. Target: 5 rules within 1.2x of none, on the median per-round ratio (printed,
+not asserted).
 """
 from __future__ import annotations
 
@@ -134,18 +135,22 @@ async def bench_rules(n: int, rounds: int, mcp: bool = False) -> dict[int, list[
             for _ in range(min(n, 50)):
                 await call()
         seen: dict[int, list[float]] = {c: [] for c in COUNTS}
+        clock = time.perf_counter
         for r in range(rounds):
             order = COUNTS[r % len(COUNTS):] + COUNTS[:r % len(COUNTS)]
-            for c in order:
-                gc.collect()
-                gc.disable()
-                try:
-                    start = time.process_time()
-                    for _ in range(n):
+            samples: dict[int, list[float]] = {c: [] for c in COUNTS}
+            gc.collect()
+            gc.disable()
+            try:
+                for _ in range(n):
+                    for c in order:  # one call of each count in turn: all three meet the same load
+                        start = clock()
                         await calls[c]()
-                    seen[c].append((time.process_time() - start) / n)
-                finally:
-                    gc.enable()
+                        samples[c].append(clock() - start)
+            finally:
+                gc.enable()
+            for c in COUNTS:  # a call another process preempted is an outlier the median ignores
+                seen[c].append(statistics.median(samples[c]))
         return seen
 
 
