@@ -86,6 +86,11 @@ def result(v: Any) -> bool:
 
 def select(obj: Any, field: str, what: str) -> Any:
     """`obj.field`: a member of a map (a JSON object); `what` is the text, for the message."""
+    if type(obj) is dict:  # the common case first: a JSON object holding the field
+        try:
+            return obj[field]
+        except KeyError:
+            raise Undecidable(what, "no such field") from None
     if isinstance(obj, dict):
         v = obj.get(field, _ABSENT)
         if v is _ABSENT:
