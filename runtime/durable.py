@@ -110,6 +110,7 @@ class Durability:
         self.delivered: int | None = None  # the turn whose reply this turn hands over
         self.units = 0  # units committed (bench/turns.py)
         self.started: set[tuple[str, str]] = set()  # (task, node) committed as RUNNING
+        self.head_stored: str | None = None  # the chain head this turn's last unit stored
 
     @property
     def store(self) -> Any:
@@ -131,7 +132,8 @@ class Durability:
         except StoreError:
             self.stale = True
             raise
-        if self.leased:  # the unit renewed the lease: it is ours until ttl after the unit began
+        if self.leased and getattr(self.store, "units_renew", True):
+            # the unit renewed the lease: it is ours until ttl after the unit began
             self.deadline = max(self.deadline, began + self.ttl - self.margin)
         s._dirty.clear()
         self.closing.clear()
@@ -149,7 +151,7 @@ class Durability:
                 uow.put_evidence(s.id, ev)
             uow.put_session(s.session, now)
             head = self._trace_head()
-            if head is not None:
+            if head is not None and head != self.head_stored:  # unchanged since this turn's last unit: kept
                 uow.put_trace_head(s.id, head)
             if s.task is not None:
                 uow.put_task(s.task)
@@ -159,6 +161,7 @@ class Durability:
                 uow.put_reply(reply)
             if handed is not None:
                 uow.put_reply(replace(handed, delivered=True))
+        self.head_stored = head if leased else None  # committed
 
     async def checkpoint(self) -> None:
         """A stopping point inside a turn: commit now when a write was pre-registered or settled
@@ -273,6 +276,7 @@ class Durability:
                 raise SessionBusy(f"session {s.id} has a turn in progress elsewhere")
             self._hold(lease, began)
             self.delivered = None
+            self.head_stored = None  # every turn's first unit stores the head, whatever another wrote
             beat = asyncio.get_running_loop().create_task(self._heartbeat())
             try:
                 try:
@@ -280,7 +284,7 @@ class Durability:
                         await self.reload()
                     if self.recover or lease.taken_over:
                         await self.recover_now()
-                    self.last = await self._io(self.store.last_reply, s.id)
+                    self.last = lease.last if lease.read_last else await self._io(self.store.last_reply, s.id)
                     await self._continue_chain()
                 except StoreUnavailable as exc:
                     raise SessionUnavailable(str(exc)) from exc
@@ -336,7 +340,10 @@ class Durability:
         if getattr(self.s.rt, "acknowledges_delivery", False):
             delivered = None  # the client's acknowledgement marks it (Session.acknowledge)
         args = (self.s.id, self.holder)
-        kwargs = {"fence": self.fence_token, "delivered_turn": delivered, "trace_head": self._trace_head()}
+        head = self._trace_head()
+        kwargs = {"fence": self.fence_token, "delivered_turn": delivered,
+                  "trace_head": head if head != self.head_stored else None}  # None: the last unit stored it
+        self.head_stored = None
         for pause in (*RELEASE_TRIES, None):
             try:
                 await self._io(self.store.release_lease, *args, **kwargs)

@@ -67,20 +67,6 @@ class LeaseLost(StoreError):
     written."""
 
 
-@dataclass(frozen=True)
-class Lease:
-    """The answer to `acquire_lease`: granted or not, who holds it, until when, and the stored
-    session's version at that moment (the holder reloads when it differs from its copy)."""
-
-    session: str
-    holder: str
-    expires: float
-    granted: bool
-    version: int = 0
-    fence: int = 0  # the grant's fencing token (0 when not granted)
-    taken_over: bool = False  # granted over another holder's lease that was never given back
-
-
 @dataclass
 class ReplyRecord:
     """A turn's reply as stored with the turn, and whether it reached the caller
@@ -97,6 +83,25 @@ class ReplyRecord:
     client_message_id: str | None = None
     delivered: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The answer to `acquire_lease`: granted or not, who holds it, until when, and the stored
+    session's version at that moment (the holder reloads when it differs from its copy)."""
+
+    session: str
+    holder: str
+    expires: float
+    granted: bool
+    version: int = 0
+    fence: int = 0  # the grant's fencing token (0 when not granted)
+    taken_over: bool = False  # granted over another holder's lease that was never given back
+    # the session's latest stored reply, read in the grant's own transaction (`read_last` True):
+    # the turn needs it and reading it with the grant saves a statement (SQLite), a round trip
+    # (PostgreSQL); a store that does not read it leaves `read_last` False
+    last: ReplyRecord | None = None
+    read_last: bool = False
 
 
 def new_holder() -> str:
@@ -169,8 +174,9 @@ class Store(Protocol):
     def unit(self, session: str | None = None, *, holder: str | None = None, expires: float | None = None,
              fence: int | None = None) -> AbstractContextManager[UnitOfWork]:
         """A unit of work: one transaction. With `holder`, the session's lease must be held by it
-        (and carry the fencing token `fence`, when given) — else `LeaseLost` — and is renewed to
-        `expires`. Commit failure: `StoreUnavailable`."""
+        (and carry the fencing token `fence`, when given) — else `LeaseLost` — and, where the
+        store's `units_renew` is true (PostgreSQL), is renewed to `expires`. Commit failure:
+        `StoreUnavailable`."""
 
     def acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
         """Take the session's lease for `holder` until now + ttl when it is free, expired, held by

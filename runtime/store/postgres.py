@@ -68,7 +68,7 @@ from skillc.runtime.store.postgres_unit import (
     check_error,
     history_rows,
 )
-from skillc.runtime.store.rows import RowReads, StoredHistory, Sweep, history_items, session_fields
+from skillc.runtime.store.rows import RowReads, StoredHistory, Sweep, history_items, reply_from, session_fields
 from skillc.runtime.store.storeloop import StoreLoop
 
 try:
@@ -89,8 +89,8 @@ LOCK_TIMEOUT = 2.0  # seconds a statement waits for a row lock (a lease: then th
 STATEMENT_TIMEOUT = 15.0  # seconds any statement may run
 
 # Taking a lease, one flight: the current row locked (its holder, for `taken_over`), then the
-# grant when the lease is free, expired or ours, then what it is now and the session's version
-# (read after the lock: a unit of the previous holder committed before it).
+# grant when the lease is free, expired or ours, then what it is now, the session's version and
+# its latest reply (read after the lock: a unit of the previous holder committed before it).
 _LEASE_LOCK = "SELECT holder FROM leases WHERE session = %s FOR UPDATE"
 _LEASE_GRANT = ("INSERT INTO leases (session, holder, expires, fence) VALUES (%s, %s, %s, nextval('lease_fence')) "
                 "ON CONFLICT (session) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires, "
@@ -100,6 +100,7 @@ _LEASE_NOW = ("SELECT l.holder, l.expires, (SELECT version FROM sessions WHERE i
 _LEASE_TAKE = ("WITH u AS (UPDATE leases SET holder = %s, expires = %s, fence = nextval('lease_fence') "
                "WHERE session = %s AND holder = %s RETURNING fence) "
                "SELECT (SELECT fence FROM u), (SELECT version FROM sessions WHERE id = %s)")
+_LAST_REPLY = "SELECT turn, delivered, doc FROM replies WHERE session = %s ORDER BY turn DESC LIMIT 1"
 _RENEW = ("UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s AND holder = %s AND fence = %s")
 _RELEASE = ("WITH d AS (DELETE FROM leases WHERE session = %s AND holder = %s "
             "AND (%s::bigint IS NULL OR fence = %s::bigint) RETURNING 1), "
@@ -162,6 +163,7 @@ class PostgresStore(RowReads):
         self.url = url
         self.path = _redact(url)  # what messages name, as SQLiteStore.path does
         self.lease_ttl = lease_ttl
+        self.units_renew = True  # a leased unit renews its lease in the same flight
         self.threads = 4  # offloop's threads, for composite calls that are not one store method
         self._closed = False
         self._history = StoredHistory()
@@ -347,22 +349,25 @@ class PostgresStore(RowReads):
 
     async def _a_acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
         try:
-            async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> tuple[Any, Any, Any]:
+            async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> tuple[Any, Any, Any, Any]:
                 async with conn.pipeline():
                     sent.append(await conn.execute("BEGIN"))
                     before = await conn.execute(_LEASE_LOCK, (session,), prepare=True)
                     grant = await conn.execute(_LEASE_GRANT, (session, holder, now + ttl, now), prepare=True)
                     after = await conn.execute(_LEASE_NOW, (session, session), prepare=True)
+                    reply = await conn.execute(_LAST_REPLY, (session,), prepare=True)
                     await conn.execute("COMMIT")
-                return await before.fetchone(), await grant.fetchone(), await after.fetchone()
+                return await before.fetchone(), await grant.fetchone(), await after.fetchone(), await reply.fetchone()
 
             with self._errors("take the lease of session " + session, session):
-                previous, granted, current = await self._flight(send)
+                previous, granted, current, reply = await self._flight(send)
                 assert current is not None  # a LEFT JOIN of one row
                 holder_now, until, version = current
                 if granted is not None:
                     taken = previous is not None and previous[0] != holder
-                    return Lease(session, holder, now + ttl, True, version or 0, granted[0], taken)
+                    last = reply_from(session, *reply) if reply is not None else None
+                    return Lease(session, holder, now + ttl, True, version or 0, granted[0], taken, last=last,
+                                 read_last=True)
                 if holder_now is None or not holder_dead(holder_now):
                     return Lease(session, holder_now or "", until or now, False, version or 0)
                 # held by a dead process of this host: take it over from that holder only

@@ -37,11 +37,17 @@ from skillc.runtime.store.rows import (
     Sweep,
     history_items,
     reply_doc,
+    reply_from,
     session_doc,
     session_fields,
     task_number,
 )
 
+# A lease decision's one read: the lease row, the session's version, the latest reply.
+_LEASE_STATE = ("SELECT l.holder, l.expires, (SELECT version FROM sessions WHERE id = ?), r.turn, r.delivered, r.doc "
+                "FROM (SELECT 1) LEFT JOIN leases AS l ON l.session = ? LEFT JOIN "
+                "(SELECT turn, delivered, doc FROM replies WHERE session = ? ORDER BY turn DESC LIMIT 1) AS r")
+_LEASE_HELD = "SELECT 1 FROM leases WHERE session = ? AND holder = ? AND (? IS NULL OR fence = ?)"
 BUSY_TIMEOUT = 30.0  # seconds a statement waits for another connection's write lock
 
 
@@ -131,26 +137,50 @@ assert len(MIGRATIONS) == SCHEMA_VERSION
 class _Unit:
     """The writes of one unit of work on one connection (see base.UnitOfWork)."""
 
-    def __init__(self, db: sqlite3.Connection, history: StoredHistory) -> None:
+    def __init__(self, db: sqlite3.Connection, history: StoredHistory,
+                 lease: tuple[str, str, int | None] | None = None) -> None:
         self.db = db
         self.history = history
         self.noted: list[tuple[str, int, int, int]] = []  # for `history`, once committed
+        self.lease = lease  # (session, holder, fence) this unit must hold, until a write checked it
+
+    def check_lease(self) -> None:
+        """`LeaseLost` unless the unit's lease is held (when no session write checked it yet)."""
+        if self.lease is not None:
+            session, holder, fence = self.lease
+            if self.db.execute(_LEASE_HELD, (session, holder, fence, fence)).fetchone() is None:
+                raise LeaseLost(f"session {session} is no longer leased to this turn")
+            self.lease = None
+
+    def _guard(self, sid: str) -> tuple[str, tuple[Any, ...]]:
+        """The lease condition a write of session `sid`'s row carries (none when not leased)."""
+        if self.lease is None or self.lease[0] != sid:
+            return "", ()
+        _, holder, fence = self.lease
+        return (" AND EXISTS (SELECT 1 FROM leases WHERE session = ? AND holder = ? AND (? IS NULL OR fence = ?))",
+                (sid, holder, fence, fence))
 
     def put_session(self, state: SessionState, now: float) -> None:
         """Versioned write of the session row, then the history items not stored yet."""
         doc = session_doc(state)
         db, sid = self.db, state.id
+        guard, held = self._guard(sid)  # the lease check rides on the row's write: one statement
         if state.version == 0:
             try:
-                db.execute("INSERT INTO sessions (id, doc, updated, version) VALUES (?, ?, ?, 1)",
-                           (sid, doc, now))
+                cur = db.execute("INSERT INTO sessions (id, doc, updated, version) SELECT ?, ?, ?, 1 WHERE 1" + guard,
+                                 (sid, doc, now, *held))
             except sqlite3.IntegrityError as exc:
                 raise StoreConflict(f"session {sid} already exists") from exc
+            if cur.rowcount != 1:
+                self.check_lease()
         else:
             cur = db.execute("UPDATE sessions SET doc = ?, updated = ?, version = version + 1 "
-                             "WHERE id = ? AND version = ?", (doc, now, sid, state.version))
+                             "WHERE id = ? AND version = ?" + guard, (doc, now, sid, state.version, *held))
             if cur.rowcount != 1:
+                self.check_lease()  # LeaseLost when that is why; else the version moved
                 raise StoreConflict(f"session {sid} was changed by another writer since it was loaded")
+        if guard:
+            self.lease = None  # checked
         known = self.history.counts(sid, state.version)
         state.version += 1
         for n, (table, items) in enumerate((("messages", state.user_messages), ("entities", state.entities))):
@@ -205,6 +235,7 @@ class SQLiteStore(RowReads):
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self.path = path
         self.lease_ttl = lease_ttl
+        self.units_renew = False  # a leased unit checks its lease in its session write; the heartbeat renews
         self._in_unit = False
         self._lock = threading.RLock()  # one statement sequence at a time on the one connection
         self._history = StoredHistory()
@@ -278,13 +309,10 @@ class SQLiteStore(RowReads):
             except sqlite3.Error as exc:
                 raise StoreUnavailable(f"store {self.path}: cannot begin a transaction: {exc}") from exc
             try:
-                if holder is not None and session is not None:
-                    cur = self.db.execute("UPDATE leases SET expires = MAX(expires, ?) WHERE session = ? AND holder = ? "
-                                          "AND (? IS NULL OR fence = ?)", (expires or 0.0, session, holder, fence, fence))
-                    if cur.rowcount != 1:
-                        raise LeaseLost(f"session {session} is no longer leased to this turn")
-                uow = _Unit(self.db, self._history)
+                uow = _Unit(self.db, self._history,
+                            (session, holder, fence) if holder is not None and session is not None else None)
                 yield uow
+                uow.check_lease()  # a unit that wrote no session row checks its lease here
                 self.db.execute("COMMIT")
                 self._history.note(uow.noted)
             except sqlite3.Error as exc:
@@ -303,15 +331,22 @@ class SQLiteStore(RowReads):
         """Take the lease when free, expired, held by a dead process of this host, or ours; each
         grant takes the next fencing token."""
         with self._tx("take the lease of session " + session):
-            row = self.db.execute("SELECT holder, expires FROM leases WHERE session = ?", (session,)).fetchone()
-            version_row = self.db.execute("SELECT version FROM sessions WHERE id = ?", (session,)).fetchone()
-            version = version_row[0] if version_row else 0
-            if row is not None and row[0] != holder and row[1] > now and not holder_dead(row[0]):
-                return Lease(session, row[0], row[1], False, version)
+            # one read: the lease, the session's version and its latest reply
+            try:
+                found = self.db.execute(_LEASE_STATE, (session, session, session)).fetchone()
+            except sqlite3.Error as exc:
+                if _is_corruption(exc):  # as a read of those rows says it (see _rows)
+                    raise StoreCorrupt(session, "lease and latest reply", str(exc)) from exc
+                raise
+            current, until, version = found[0], found[1], found[2] or 0
+            if current is not None and current != holder and until > now and not holder_dead(current):
+                return Lease(session, current, until, False, version)
             fence = self.db.execute("UPDATE lease_fence SET n = n + 1 RETURNING n").fetchone()[0]
             self.db.execute("INSERT OR REPLACE INTO leases (session, holder, expires, fence) VALUES (?, ?, ?, ?)",
                             (session, holder, now + ttl, fence))
-            return Lease(session, holder, now + ttl, True, version, fence, row is not None and row[0] != holder)
+            last = reply_from(session, found[3], found[4], found[5]) if found[3] is not None else None
+            return Lease(session, holder, now + ttl, True, version, fence, current is not None and current != holder,
+                         last=last, read_last=True)
 
     def renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
         """The heartbeat (see base.Store.renew_lease)."""
