@@ -18,8 +18,8 @@ rewritten: a turn writes what it changed, so its cost does not grow with the ses
 A session is leased to one turn at a time (docs/interpretations.md: One turn at a time): `acquire_lease` grants the lease when it is free,
 expired, held by a process of this host that is gone, or already this holder's. Every grant
 carries a *fencing token*, a number that only grows (a store-wide counter), kept in the lease row;
-every unit of a leased session checks holder and token inside its transaction (and renews the
-expiry), so a holder that lost its lease, even for a moment, can never write again (`LeaseLost`).
+every unit of a leased session checks holder and token inside its transaction (and, where the
+store's `units_renew` says so, renews the expiry), so a holder that lost its lease, even for a moment, can never write again (`LeaseLost`).
 Liveness is the lease's own expiry, renewed by `renew_lease` while a turn runs (a heartbeat), not
 anything tied to a database connection: a database restart does not make a live holder look dead.
 """

@@ -5,7 +5,8 @@ entities, replies and evidence are rows appended per session; tasks are rows (on
 nodes inside); `trace_heads` keeps each session's audit chain head; `leases` holds each leased
 session's holder, expiry and fencing token (`lease_fence` counts the tokens). Units of work run
 as `BEGIN IMMEDIATE` transactions, so a unit's lease check and its writes cannot interleave with
-another process's.
+another process's. A leased unit's lease check is a condition of its session-row write (one
+statement for both); it does not renew the lease (`units_renew` False: the turn's heartbeat does).
 """
 from __future__ import annotations
 
