@@ -32,7 +32,7 @@ from skillc.compiler import ir
 from skillc.compiler.codegen_literals import Code, comment, literal
 
 # Bump when the generated code changes for the same input, so incremental builds regenerate.
-CODEGEN_REVISION = 2
+CODEGEN_REVISION = 3
 COMPILER_VERSION = f"{__version__}+codegen.{CODEGEN_REVISION}"
 
 

@@ -36,6 +36,8 @@ class ArgView:
     provenance_note: Code = Code("")
     enum_issue: Code | None = None
     evidence_fields: tuple = ()  # resolved typed-evidence fields (compiler.evidence_fields)
+    path: tuple = ()  # the argument's parts as a value (the tool's facts name them: ToolMeta.sensitive_paths)
+    sensitive: bool = False
 
 
 _MATCHER = {
@@ -83,6 +85,8 @@ def arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: l
         each_split=_each_split(parts),
         required=arg.required,
         read=_read_code(parts),
+        path=parts,
+        sensitive=arg.sensitive,
     )
     _set_binding(view, arg, parts)
     view.model_allowed = "MODEL" in sources

@@ -158,7 +158,21 @@ def _tool_meta(tool: ir.ToolContract, fn: Code, args: list[ArgView], has_bind: b
     meta += [(k, Code(f"{fn}__{k}")) for k, present in fns if present]
     if rules:
         meta.append(("rules", Code("(\n" + "".join(f"        {r['meta']},\n" for r in rules) + "    )")))
+    meta += _tool_facts(tool, args)
     return [(Code(k), v) for k, v in meta]
+
+
+def _tool_facts(tool: ir.ToolContract, args: list[ArgView]) -> list[tuple[str, Code]]:
+    """What the chain reads of the tool besides its decisions, stated here so that the runtime
+    works nothing out per call: the sensitive arguments' paths (masked in the trace), the
+    top-level names bound by from/const (exempt from the schema's required check) and the rules'
+    names. ToolMeta derives the same from its records when a module leaves them out."""
+    bound = (str(a.path[0][1]) for a in args if a.bound and a.path and len(a.path[0]) > 1)
+    return changed_kwargs([
+        ("sensitive_paths", tuple(a.path for a in args if a.sensitive), ()),
+        ("bound_names", tuple(dict.fromkeys(bound)), ()),
+        ("rule_names", tuple(r.name or "" for r in tool.rules), ()),
+    ])
 
 
 def _entity_literal(e: ir.Entity) -> Code:

@@ -112,38 +112,10 @@ class Call:
         """The arguments as the trace shows them: sensitive values as "***"."""
         if self.meta is None:
             return self.args
-        return mask_args(self.args, _memo("sensitive", self.meta,
-                                          lambda m: [a.parts for a in m.args.values() if a.sensitive]))
+        return mask_args(self.args, self.meta.sensitive_paths)
 
 
 # ---------------------------------------------------------------- schema check (ArgPolicy)
-
-_CACHE: dict[tuple[str, int], tuple[Any, Any]] = {}
-
-
-def _memo(kind: str, obj: Any, compute: Callable[[Any], Any]) -> Any:
-    """compute(obj), worked out once per object (catalog schemas, tool metadata). The entry keeps
-    the object alive, so its id is not reused while cached."""
-    hit = _CACHE.get((kind, id(obj)))
-    if hit is None or hit[0] is not obj:
-        hit = _CACHE[(kind, id(obj))] = (obj, compute(obj))
-    return hit[1]
-
-
-def _required_of(schema: dict[str, Any] | None) -> tuple[str, ...]:
-    """The schema's required top-level fields."""
-    if not schema:
-        return ()
-    return _memo("required", schema, lambda s: tuple(r for r in (s.get("required") or ()) if isinstance(r, str)))
-
-
-def _exempt_of(meta: ToolMeta | None) -> frozenset[str]:
-    """Top-level argument names bound by from/const: exempt from the schema's required check."""
-    if meta is None:
-        return frozenset()
-    return _memo("exempt", meta, lambda m: frozenset(
-        str(a.parts[0][1]) for a in m.args.values() if a.bound and a.parts))
-
 
 def load_args(raw: Any) -> Any:
     """The arguments as the model sent them, checked at the border (runtime/border.py), as a
@@ -180,8 +152,8 @@ def step_arg_policy(c: Call) -> CallResult | None:
     assert raw is not None  # refused above otherwise
     c.args = raw  # parsed or copied: the call's own
     info = c.env.catalog.get(c.tool)
-    exempt = _exempt_of(c.meta)
-    missing = [r for r in _required_of(info.input_schema if info else None)
+    exempt = c.meta.bound_names if c.meta is not None else ()
+    missing = [r for r in (info.required if info else ())
                if r not in exempt and (r not in c.args or c.args[r] is None)]
     if missing:
         # c.trace_args(): sensitive values never reach the trace, not even in a refusal.
@@ -273,8 +245,8 @@ def step_rules(c: Call) -> CallResult | None:
         return None
     assert c.ctx is not None
     verdict = judge(c.meta.rules, call_scope(c.ctx, c.args, c.env.now))
-    if verdict.all_held:  # the common case: no outcome objects, the names worked out once per tool
-        c.rules_held = _memo("rule names", c.meta, lambda m: tuple(r.name for r in m.rules))
+    if verdict.all_held:  # the common case: no outcome objects, the names as the module states them
+        c.rules_held = c.meta.rule_names
         return None
     c.rules_held = tuple(o.rule.name for o in verdict.held)
     failed = verdict.failed

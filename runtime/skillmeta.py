@@ -5,7 +5,7 @@ generated module provides) and `BindContext` (what its code may ask of the runti
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from skillc.runtime.values import MISSING, default_empty, has_value
 
@@ -138,6 +138,11 @@ def bind_no_inputs(inputs: dict, ctx: Any) -> dict[str, str]:
     return {}
 
 
+def bound_names(args: Iterable[ArgMeta]) -> tuple[str, ...]:
+    """The top-level names of the arguments bound by from/const, each once, in order."""
+    return tuple(dict.fromkeys(str(a.parts[0][1]) for a in args if a.bound and a.parts and len(a.parts[0]) > 1))
+
+
 @dataclass(frozen=True)
 class RuleMeta:
     """One compiled rule of a tool contract (docs/reference/rules.md): `check(scope)` returns
@@ -170,6 +175,20 @@ class ToolMeta:
     extract: Callable[[Any, dict], Extraction] = extract_default
     verify_args: Callable[[dict], dict] | None = None
     rules: tuple[RuleMeta, ...] = ()
+    # What the chain reads of the records above, stated by the compiler so that nothing works it
+    # out per call or keeps it in a cache. A record that leaves them out (a module generated before
+    # they existed, a record built by hand) gets them derived here, once per record.
+    sensitive_paths: tuple[tuple, ...] = ()  # the sensitive arguments' parts: masked in the trace
+    bound_names: tuple[str, ...] = ()  # top-level names of from/const arguments: exempt from the schema's required check (§13 step 1)
+    rule_names: tuple[str, ...] = ()  # the rules' names in order (an approval lists those that held)
+
+    def __post_init__(self) -> None:
+        if not self.sensitive_paths:
+            object.__setattr__(self, "sensitive_paths", tuple(a.parts for a in self.args.values() if a.sensitive))
+        if not self.bound_names:
+            object.__setattr__(self, "bound_names", bound_names(self.args.values()))
+        if not self.rule_names:
+            object.__setattr__(self, "rule_names", tuple(r.name for r in self.rules))
 
 
 @dataclass(frozen=True)

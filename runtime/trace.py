@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import IO, Any, Protocol
 
@@ -276,7 +276,7 @@ def iter_events(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
             yield lineno, event
 
 
-def mask_args(args: Any, sensitive_paths: list[tuple]) -> Any:
+def mask_args(args: Any, sensitive_paths: Sequence[tuple]) -> Any:
     """A copy of `args` with the values at the sensitive paths replaced by "***"."""
     if not sensitive_paths or not isinstance(args, dict):
         return args

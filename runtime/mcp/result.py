@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from skillc.runtime import jsontext
@@ -16,6 +17,12 @@ class ToolInfo:
     description: str | None
     input_schema: dict[str, Any]
     server: str
+
+    @cached_property
+    def required(self) -> tuple[str, ...]:
+        """The input schema's required top-level fields (read on every call: worked out once per
+        catalog entry, which lives as long as its catalog)."""
+        return tuple(r for r in ((self.input_schema or {}).get("required") or ()) if isinstance(r, str))
 
 
 @dataclass(frozen=True)
