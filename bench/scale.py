@@ -21,15 +21,21 @@ column stays within about 2x of the unblocked one.
 
     python bench/scale.py [--clients 8] [--turns 5] [--repeat 3]     # a few minutes
 
-Prints per row: turns/s (the median of --repeat runs, and their spread min-max), p50 and p99
-latency of a turn as the client sees it (of the median run), failed turns (all runs); then the
-p99 (and median) of /healthz and of the unrelated turn, unblocked and blocked, side by side.
-No number is asserted: a loaded machine changes them all.
+Every row's workers run for the whole bench and the rows are measured in interleaved rounds
+(--repeat of them), so a load that comes and goes falls on every row alike. Prints per row:
+turns/s (the median of the rounds, and their spread min-max), p50 and p99 latency of a turn as
+the client sees it (of the median round), failed turns (all rounds), the workers' CPU time per
+turn and how busy the machine's cores were meanwhile (every process: the bench's clients, model
+and MCP servers, PostgreSQL, other users): a row near 100 % is bounded by the machine, not by the
+workers; then the ratios the targets are about, and the p99 (and median) of /healthz and of the
+unrelated turn, unblocked and blocked, side by side. No number is asserted: a loaded machine
+changes them all.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -81,8 +87,29 @@ class Responder(BaseHTTPRequestHandler):
         self.wfile.write(out)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc), 0 where it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far (Linux /proc/stat), every core."""
+    try:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0.0, 0.0
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    tick = os.sysconf("SC_CLK_TCK")
+    return (sum(values) - idle) / tick, sum(values) / tick
+
+
 def drive(workers: list[sw.Worker], clients: int, turns: int, sticky: bool, tag: str) -> dict[str, Any]:
-    """C client threads, each with one session of `turns` turns; returns timings and failures."""
+    """C client threads, each with one session of `turns` turns; returns timings, failures, the
+    workers' CPU seconds and the machine's busy share of its cores meanwhile."""
     latencies: list[float] = []
     failures: list[str] = []
     lock = threading.Lock()
@@ -109,12 +136,15 @@ def drive(workers: list[sw.Worker], clients: int, turns: int, sticky: bool, tag:
     threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
     for th in threads:
         th.start()
+    cpu0, (busy0, total0) = sum(_cpu_seconds(w.proc.pid) for w in workers), _machine_busy()
     barrier.wait()
     start = time.perf_counter()
     for th in threads:
         th.join()
     wall = time.perf_counter() - start
-    return {"wall": wall, "latencies": sorted(latencies), "failures": failures}
+    cpu, (busy1, total1) = sum(_cpu_seconds(w.proc.pid) for w in workers) - cpu0, _machine_busy()
+    busy = (busy1 - busy0) / (total1 - total0) if total1 > total0 else float("nan")
+    return {"wall": wall, "latencies": sorted(latencies), "failures": failures, "cpu": cpu, "busy": busy}
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -122,32 +152,46 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-def row(name: str, stores: list[str], model_url: str, compiled: Path, tmp: Path, args: argparse.Namespace,
-        sticky: bool = True) -> list[str]:
-    """Start the workers of one row, warm them up, measure --repeat times, stop them."""
-    configs = [sw.write_config(tmp / name / f"w{i}", model_url=model_url, store=store,
-                               records=tmp / name / f"ledger{i}.sqlite") for i, store in enumerate(stores)]
-    workers = sw.start_workers(compiled, configs)
-    runs = []
-    try:
-        tag = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")  # session ids allow [A-Za-z0-9._:-]
-        drive(workers, len(workers), 1, sticky, f"{tag}-warm")  # MCP sessions, pools, caches
-        for r in range(args.repeat):
-            runs.append(drive(workers, args.clients, args.turns, sticky, f"{tag}-{r}"))
-    finally:
-        for w in workers:
+class Row:
+    """One row of the table: its workers (started once, kept for every round) and its runs."""
+
+    def __init__(self, name: str, stores: list[str], model_url: str, compiled: Path, tmp: Path,
+                 sticky: bool = True) -> None:
+        self.name, self.stores, self.tmp, self.sticky = name, stores, tmp, sticky
+        self.tag = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")  # session ids allow [A-Za-z0-9._:-]
+        configs = [sw.write_config(tmp / self.tag / f"w{i}", model_url=model_url, store=store,
+                                   records=tmp / self.tag / f"ledger{i}.sqlite") for i, store in enumerate(stores)]
+        self.workers = sw.start_workers(compiled, configs)
+        self.runs: list[dict[str, Any]] = []
+        drive(self.workers, len(self.workers), 1, sticky, f"{self.tag}-warm")  # MCP sessions, pools, caches
+
+    def measure(self, args: argparse.Namespace, r: int) -> None:
+        """One round of this row."""
+        self.runs.append(drive(self.workers, args.clients, args.turns, self.sticky, f"{self.tag}-{r}"))
+
+    def stop(self) -> None:
+        for w in self.workers:
             w.stop()
-        for i in range(len(stores)):
-            sw.end_ledger_servers(tmp / name / f"ledger{i}.sqlite")
-    rates = sorted(len(r["latencies"]) / r["wall"] for r in runs)
-    median = sorted(runs, key=lambda r: len(r["latencies"]) / r["wall"])[len(runs) // 2]
-    lat = median["latencies"]
-    p = (lambda q: f"{1000 * _quantile(lat, q):.0f}") if lat else (lambda q: "-")
-    failures = [f for r in runs for f in r["failures"]]
-    if failures:
-        print(f"  {name}: {len(failures)} failed turns, first: {failures[0]}", file=sys.stderr)
-    return [name, f"{statistics.median(rates):.1f}", f"{rates[0]:.1f}-{rates[-1]:.1f}", p(0.5), p(0.99),
-            str(len(failures))]
+        for i in range(len(self.stores)):
+            sw.end_ledger_servers(self.tmp / self.tag / f"ledger{i}.sqlite")
+
+    def rate(self) -> float:
+        """Median turns/s over the rounds."""
+        return statistics.median(len(r["latencies"]) / r["wall"] for r in self.runs)
+
+    def cells(self) -> list[str]:
+        runs = self.runs
+        rates = sorted(len(r["latencies"]) / r["wall"] for r in runs)
+        median = sorted(runs, key=lambda r: len(r["latencies"]) / r["wall"])[len(runs) // 2]
+        lat = median["latencies"]
+        p = (lambda q: f"{1000 * _quantile(lat, q):.0f}") if lat else (lambda q: "-")
+        failures = [f for r in runs for f in r["failures"]]
+        if failures:
+            print(f"  {self.name}: {len(failures)} failed turns, first: {failures[0]}", file=sys.stderr)
+        cpu_per_turn = statistics.median(1000 * r["cpu"] / max(1, len(r["latencies"])) for r in runs)
+        busy = statistics.median(r["busy"] for r in runs)
+        return [self.name, f"{self.rate():.1f}", f"{rates[0]:.1f}-{rates[-1]:.1f}", p(0.5), p(0.99),
+                str(len(failures)), f"{cpu_per_turn:.1f}", f"{100 * busy:.0f}%"]
 
 
 def _probe(worker: sw.Worker, caller: sw.Caller, tag: str) -> tuple[list[float], list[float]]:
@@ -228,14 +272,25 @@ def main(argv: list[str] | None = None) -> int:
     try:
         compile_studio(sw.LEDGER_STUDIO, tmp / "compiled")
         cluster = pg_cluster.shared_cluster()
-        rows = [["workers / store", "turns/s", "spread", "p50 ms", "p99 ms", "failed"]]
-        rows.append(row("1 x SQLite", [str(tmp / "store.sqlite")], model_url, tmp / "compiled", tmp, args))
-        rows.append(row("1 x PostgreSQL", [cluster.new_database("bench1")], model_url, tmp / "compiled", tmp, args))
-        shared = cluster.new_database("bench2")
-        rows.append(row("2 x PostgreSQL, sticky", [shared, shared], model_url, tmp / "compiled", tmp, args))
-        shared = cluster.new_database("bench3")
-        rows.append(row("2 x PostgreSQL, alternating", [shared, shared], model_url, tmp / "compiled", tmp, args,
-                        sticky=False))
+        compiled, made = tmp / "compiled", []
+        try:
+            made.append(Row("1 x SQLite", [str(tmp / "store.sqlite")], model_url, compiled, tmp))
+            made.append(Row("1 x PostgreSQL", [cluster.new_database("bench1")], model_url, compiled, tmp))
+            shared = cluster.new_database("bench2")
+            made.append(Row("2 x PostgreSQL, sticky", [shared, shared], model_url, compiled, tmp))
+            shared = cluster.new_database("bench3")
+            made.append(Row("2 x PostgreSQL, alternating", [shared, shared], model_url, compiled, tmp, sticky=False))
+            for r in range(args.repeat):  # interleaved rounds: a load that comes and goes hits every row
+                for each in made:
+                    each.measure(args, r)
+        finally:
+            for each in made:
+                each.stop()
+        rows = [["workers / store", "turns/s", "spread", "p50 ms", "p99 ms", "failed", "worker CPU ms/turn",
+                 "machine busy"]] + [each.cells() for each in made]
+        sqlite, pg1, pg2 = made[0].rate(), made[1].rate(), made[2].rate()
+        ratios = (f"1 PostgreSQL worker / 1 SQLite worker: {pg1 / sqlite:.2f}x (target >= 0.8); "
+                  f"2 PostgreSQL workers (sticky) / 1: {pg2 / pg1:.2f}x (target >= 1.6)")
         blocking = blocked_rows(cluster.new_database("bench4"), model_url, tmp / "compiled", tmp)
     finally:
         model.shutdown()
@@ -243,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"skillc serve, ledger turns (1 write + finish), {args.clients} concurrent sessions x {args.turns} turns, "
           f"median of {args.repeat} runs")
     _print(rows)
+    print(ratios)
     print()
     print("while one session waits on a row lock (a stuck writer holds its lease row)")
     _print(blocking)
