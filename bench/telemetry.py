@@ -4,7 +4,7 @@ Runs `bench/turns.py` (one session, turns of 5 business tool calls; its runtime 
 call around turn 10, model and MCP time taken out) in rounds, alternating:
 - the audit chain off (`prev`/`hash` not computed): the baseline before issue 17;
 - telemetry off (the default: the chain and audit events only);
-- metrics on (`telemetry.enable(spans=False)`);
+- metrics on (`telemetry.build(spans=False)` installed on the runtime);
 - spans and metrics on (an SDK TracerProvider whose exporter drops every span, so only the
   building of spans is measured, not a collector).
 The cost per tool call is the overhead above "telemetry off". A second table times one tool.call
@@ -84,12 +84,11 @@ def per_event(samples: int = 20000) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, (chain, enable) in modes.items():
         gc.collect()
-        if enable is not None:
-            telemetry.enable(**enable)
+        tel = telemetry.build(**enable) if enable is not None else None
         try:
             best = float("inf")
             for _ in range(5):
-                writer = TraceWriter(chain=chain)
+                writer = TraceWriter(chain=chain, observers=[tel] if tel is not None else ())
                 writer.emit("turn.started", session="s1", turn=1, message="m")
                 start = time.perf_counter()
                 for _ in range(samples // 5):
@@ -97,7 +96,8 @@ def per_event(samples: int = 20000) -> dict[str, float]:
                 best = min(best, (time.perf_counter() - start) / (samples // 5))
             out[name] = best * 1e6
         finally:
-            telemetry.disable()
+            if tel is not None:
+                tel.close()
     return out
 
 
@@ -118,11 +118,26 @@ def main(played: int, rounds: int) -> None:
     def no_chain(self: AuditChain, event: dict[str, Any]) -> None:
         return None
 
+    from skillc.runtime import session as session_mod
+
+    plain = session_mod.Runtime
+
+    def observed(**build: Any) -> None:
+        """bench/turns.py's runtimes get telemetry installed, as open_runtime would."""
+        tel = telemetry.build(**build)
+
+        class Observed(plain):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                tel.install(self)
+
+        session_mod.Runtime = Observed  # type: ignore[misc]
+
     modes = {
         "audit chain off (before issue 17)": lambda: setattr(AuditChain, "seal", no_chain),
         "telemetry off (default: chain + audit events)": lambda: None,
-        "metrics on": lambda: telemetry.enable(spans=False),
-        "spans + metrics on (spans dropped)": lambda: telemetry.enable(tracer_provider=provider),
+        "metrics on": lambda: observed(spans=False),
+        "spans + metrics on (spans dropped)": lambda: observed(tracer_provider=provider),
     }
     results: dict[str, list[float]] = {name: [] for name in modes}
     _measure(turns, 15)  # warm-up: imports, compiled studio caches
@@ -132,7 +147,7 @@ def main(played: int, rounds: int) -> None:
             try:
                 results[name].append(_measure(turns, played))
             finally:
-                telemetry.disable()
+                session_mod.Runtime = plain  # type: ignore[misc]
                 AuditChain.seal = seal  # type: ignore[method-assign]
     # the best round of each mode: on a shared machine noise only ever adds time
     off = min(results["telemetry off (default: chain + audit events)"])

@@ -68,7 +68,6 @@ async def chat(args: Any, read: Callable[[str], Any], write: Callable[[str], Non
     platform = parse_platform(args.platform)
     store_path = args.store or config.store.path or ".skillc/store.sqlite"
     studio = _read_studio(config, args.compiled, store_path, write)
-    _enable_telemetry(config)
     trace = _open_trace(args.trace)
     store = _open_store(store_path, args.session, trace)
     renderer = Renderer(write, color=args.color)
@@ -157,14 +156,6 @@ def _read_studio(config: Any, compiled: str | None, store_path: str, write: Call
     except OSError as exc:
         raise ChatError(f"{exc.filename or workdir}: {exc.strerror or exc}") from None
     return studio
-
-
-def _enable_telemetry(config: Any) -> None:
-    """[telemetry] enabled = true of the config file: spans and metrics (OTEL_* env works anyway)."""
-    if config.path is not None:
-        from skillc.runtime import telemetry
-
-        telemetry.configure(telemetry.read_table(config.path))
 
 
 def _open_trace(path: str | None) -> Any:

@@ -21,7 +21,7 @@ from skillc.runtime.evidence import UNSETTLED, register, settle_success
 from skillc.runtime.gate import approval_needed, approval_summary, idempotency_key
 from skillc.runtime.rules import call_scope, judge
 from skillc.runtime.state import Evidence, NodeState, PendingApproval
-from skillc.runtime.trace import mask_args
+from skillc.runtime.redact import mask_args
 from skillc.runtime.errors import ErrorName
 from skillc.runtime.vocab import Action, Effect, EvidenceStatus, RuleStatus, SideEffect
 

@@ -22,6 +22,8 @@ env = {CMS_DB = "{tmp}/cms.db"}    # {tmp}: substituted by the caller (McpServer
 url = "http://127.0.0.1:9000/mcp"  # streamable HTTP
 [server]                           # `skillc serve` only (docs/API.md §7)
 port = 8765
+[telemetry]                        # metrics and OpenTelemetry spans (docs/observability.md)
+# enabled = true                   # also switched on by OTEL_* / SKILLC_TELEMETRY (TelemetryConfig.choice)
 [settings]                         # the spec's names; top-level dotted keys work too
 "state.reconfirm-after" = "24h"
 fingerprint-limit = 3
@@ -306,6 +308,49 @@ class ServerConfig(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
+_OTEL_VARS = ("OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_TRACES_EXPORTER")
+_YES = ("1", "true", "on", "yes")
+
+
+class TelemetryChoice(BaseModel):
+    """What telemetry a runtime gets: metrics, and spans too when `spans` (`sdk_from_env`: set up
+    an SDK tracer provider from OTEL_* variables unless the application set one)."""
+
+    spans: bool
+    metrics: bool = True
+    sdk_from_env: bool = False
+
+
+class TelemetryConfig(BaseModel):
+    """`[telemetry]`: `enabled`, `spans`, `metrics` (booleans). Whether a runtime gets telemetry is
+    decided here, from this table and the environment (`choice`), and nowhere else: `open_runtime`
+    and `create_app` install what it answers."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = False
+    spans: bool = True
+    metrics: bool = True
+
+    def choice(self, environ: Mapping[str, str] | None = None, *, service: bool = False) -> TelemetryChoice | None:
+        """The telemetry to install (None: off). The environment switches it on with any of
+        OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER (unless
+        OTEL_SDK_DISABLED=true) or SKILLC_TELEMETRY=1 (`=metrics`: metrics only). A service
+        (`service=True`, `skillc serve`) keeps metrics on otherwise, for `GET /metrics`, unless
+        `metrics = false`."""
+        if self.enabled:
+            return TelemetryChoice(spans=self.spans, metrics=self.metrics, sdk_from_env=self.spans)
+        env = os.environ if environ is None else environ
+        switch = env.get("SKILLC_TELEMETRY", "").strip().lower()
+        if switch == "metrics":
+            return TelemetryChoice(spans=False)
+        if switch in _YES or (env.get("OTEL_SDK_DISABLED", "").strip().lower() != "true"
+                              and any(env.get(name) for name in _OTEL_VARS)):
+            return TelemetryChoice(spans=True, sdk_from_env=True)
+        if service and self.metrics:
+            return TelemetryChoice(spans=False)
+        return None
+
+
 class McpConfig(BaseModel):
     """`[mcp]`: per-call timeout, connect timeout and the servers whose tools form the catalog."""
 
@@ -325,6 +370,7 @@ class Config(BaseModel):
     model: ModelConfig = Field(default_factory=ModelConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     settings: Settings = Field(default_factory=Settings)
     path: Path | None = None
     """The file this was loaded from (None for defaults)."""
@@ -334,7 +380,7 @@ class Config(BaseModel):
 
 _SECTIONS: dict[str, type[BaseModel]] = {
     "studio": StudioConfig, "store": StoreConfig, "model": ModelConfig, "mcp": McpConfig,
-    "server": ServerConfig,
+    "server": ServerConfig, "telemetry": TelemetryConfig,
 }
 # Top-level roots under which the spec's dotted setting names live (`state.…`, `platform.…`).
 _SETTING_ROOTS = {name.split(".", 1)[0] for name in SETTING_NAMES}
@@ -379,8 +425,6 @@ def parse_config(text: str, path: Path | None = None) -> Config:
             raw_settings.update(_flatten(value))
         elif key in _SETTING_ROOTS or key in SETTING_NAMES:
             raw_settings.update(_flatten({key: value}))
-        elif key == "telemetry":
-            pass  # read by skillc.runtime.telemetry.read_table (serve, chat)
         else:
             warnings.append(f"{where}: unknown key {key!r} ignored")
     unknown: list[str] = []

@@ -8,7 +8,7 @@ from typing import Any
 from skillc.runtime.paths import arg_values, at_path, get_path, path_text, split_each
 from skillc.runtime.skillmeta import ToolMeta
 from skillc.runtime.values import MISSING, canonical, has_value
-from skillc.runtime.trace import MASK
+from skillc.runtime.redact import MASK
 from skillc.runtime.vocab import SideEffect
 
 

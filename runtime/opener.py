@@ -4,6 +4,8 @@
 given by the caller, opens what is missing (the MCP gateway, the store, the model) and closes on
 exit exactly what it opened; parts the caller passed stay the caller's. Callbacks are passed
 explicitly (`on_progress`, trace `listeners`); `mcp.invoked` events are reported per session.
+Telemetry is installed here on the runtime it opens (`telemetry=`, else as `[telemetry]` and the
+environment choose: `TelemetryConfig.choice`), never process-wide.
 Its parts (`open_store_in`, `open_gateway_in`, `open_model_in`, each closing what it opened with
 an `AsyncExitStack`) are also how `skillc serve` opens its runtime (runtime/server/context.py).
 """
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from skillc.runtime.model.base import Model
     from skillc.runtime.session import Runtime
     from skillc.runtime.store.base import Store
+    from skillc.runtime.telemetry.core import Telemetry
     from skillc.runtime.trace import TraceWriter
 
 
@@ -35,7 +38,7 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
                        listeners: Iterable[Callable[[dict[str, Any]], None]] = (),
                        on_progress: Callable[[str, str], None] | None = None,
                        clock: Callable[[], float] = time.time, seed: int | None = None,
-                       strict: bool = False) -> AsyncIterator[Runtime]:
+                       strict: bool = False, telemetry: Telemetry | None = None) -> AsyncIterator[Runtime]:
     """A running `Runtime`; everything it opened is closed when the block ends.
 
     - `config`: a loaded `Config`, a path to a `skillc.toml`, or None (defaults).
@@ -46,6 +49,8 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
     - `model`: a model adapter; else the `[model]` adapter (`openai`, or `scripted`).
     - `store`: a store or a path / postgresql:// URL; else `[store]` (`$SKILLC_STORE_URL` first).
     - `trace`: a TraceWriter; else one kept in memory. `listeners` are added to it.
+    - `telemetry`: a `Telemetry` (`skillc.runtime.telemetry.build(...)`) to install on this
+      runtime; else the one `[telemetry]` and the environment choose (`install_telemetry`).
     """
     cfg = config if isinstance(config, Config) else load_config(config) if config is not None else Config()
     async with AsyncExitStack() as stack:
@@ -70,7 +75,27 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
         trace.listeners.extend(listeners)
         runtime = Runtime(studio, gateway, model, opened, settings or cfg.settings, clock=clock, trace=trace,
                           on_progress=on_progress, seed=seed, strict=strict)
+        install_telemetry(stack, runtime, cfg, telemetry)
         yield runtime
+
+
+def install_telemetry(stack: AsyncExitStack, runtime: Runtime, cfg: Config, telemetry: Telemetry | None = None, *,
+                      service: bool = False) -> Telemetry | None:
+    """Install `telemetry` on `runtime`, else the telemetry `[telemetry]` and the environment
+    choose (`service`: metrics stay on by default, `skillc serve`); the one built here is closed
+    with `stack`. Returns what was installed (None: off, nothing of telemetry imported)."""
+    if telemetry is None:
+        choice = cfg.telemetry.choice(service=service)
+        if choice is None:
+            return None
+        from skillc.runtime.telemetry import from_choice
+
+        telemetry = from_choice(choice)
+        if telemetry is None:
+            return None
+        stack.callback(telemetry.close)
+    telemetry.install(runtime)
+    return telemetry
 
 
 def open_store_in(stack: AsyncExitStack, target: str | os.PathLike[str], options: dict[str, Any]) -> Store:

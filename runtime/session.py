@@ -29,6 +29,8 @@ from skillc.runtime.store import offloop
 from skillc.runtime.store.base import ReplyRecord, StoreConflict, StoreError
 from skillc.runtime.store.base import Store as StoreProtocol
 from skillc.runtime.tasks import Reply
+from skillc.runtime.telemetry.audit import TRIGGERS as AUDIT_TRIGGERS
+from skillc.runtime.telemetry.audit import follow
 from skillc.runtime.trace import TraceWriter
 from skillc.runtime.vocab import DECISIONS, FINAL_TASK, OPEN_STATUSES, Decision, NodeStatus, Suspension, TaskStatus
 
@@ -224,8 +226,12 @@ class Session:
         # A task that had already ended when this turn began is not this turn's task: the turn's
         # events carry no task until a new one is made (or name the task they act on).
         task = self.task if self.task is not None and self.task is not self._ended else None
-        self.rt.trace.emit(type_, session=self.session.id, turn=self.session.turn,
+        trace = self.rt.trace
+        event = trace.emit(type_, session=self.session.id, turn=self.session.turn,
                            task=task.id if task else None, node=node, **fields)
+        if type_ in AUDIT_TRIGGERS and trace.audit:  # who, what and when, from this session's facts
+            for audit_type, audit_fields in follow(event, self, trace.chain):
+                trace.emit(audit_type, session=self.session.id, turn=self.session.turn, **audit_fields)
 
     def invoked(self, tool: str, args: dict[str, Any]) -> None:
         """An `mcp.invoked` event for a tool really reached, stamped with the calling node."""

@@ -14,28 +14,29 @@ run-wide `seq`; callers give `session`, `turn` and, where they apply, `task` / `
 - **Per-session context**: `TraceWriter.enter(env)` names the session whose turn runs in the
   current asyncio task (a context variable), so callbacks that arrive from elsewhere (an MCP
   client hook, telemetry) find their own session; concurrent sessions never mix.
+- **Observers**: the telemetry installed on this writer's runtime (`observers`, empty unless
+  `open_runtime` / `create_app` installed one from configuration); the writer itself never looks
+  at the environment to switch telemetry on.
 - **Hash chain** (`telemetry/audit.py`): each event carries `prev`, the digest of its
   session's previous event (the first one: the session's anchor), and `hash`, its own digest.
   A session reopened by another process continues its chain from the head the store kept
   (`continue_chain`, called by runtime/durable.py); with `append=True` the new process adds to
   the same file after its last `seq`, so the file verifies as one chain across the restart.
 - **Audit events**: an approval asked or decided and a write settled are followed by
-  `audit.approval` / `audit.settlement` with who, what (digests) and when.
+  `audit.approval` / `audit.settlement` with who, what (digests) and when: the session builds
+  them (`telemetry/audit.py` `follow`, with the facts it holds) and emits them here.
 """
 from __future__ import annotations
 
 import contextvars
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Protocol
 
-from skillc.runtime.telemetry.audit import TRIGGERS, AuditChain, follow
+from skillc.runtime.telemetry.audit import AuditChain
 from skillc.runtime import jsontext
-from skillc.runtime.paths import at_path
 
-MASK = "***"
 FLUSH_EVERY = 256  # buffered trace lines at most between stopping points
 # A call reaching the outside world is written at once: after a crash mid-call the file still
 # says the tool was invoked (the unit before it committed the write as STARTED).
@@ -47,70 +48,11 @@ Listener = Callable[[dict[str, Any]], None]
 _ENV: contextvars.ContextVar[Any] = contextvars.ContextVar("skillc_trace_env", default=None)
 
 
-class ToolSpan(Protocol):
-    """What a tool-call hook yields to the MCP gateway: `_meta` to send, and the outcome back."""
-
-    meta: dict[str, Any]
-
-    def done(self, outcome: Any) -> None:
-        """The call's outcome (a `CallOutcome`)."""
-
-
-ToolCallHook = Callable[[str, "str | None"], AbstractContextManager[ToolSpan]]
-_CALL_HOOK: ToolCallHook | None = None
-
-
-def call_hook() -> ToolCallHook | None:
-    """The tool-call hook telemetry installed (None when telemetry is off: zero cost)."""
-    return _CALL_HOOK
-
-
-def set_call_hook(hook: ToolCallHook | None) -> None:
-    """Install (or remove) the hook the MCP gateway runs around every `tools/call`."""
-    global _CALL_HOOK
-    _CALL_HOOK = hook
-
-
 class Observer(Protocol):
-    """Process-wide telemetry: sees every event of every writer, and every turn's start."""
+    """Telemetry of the writer's runtime (`telemetry.core.Telemetry`): sees each event once written."""
 
     def event(self, event: dict[str, Any]) -> None:
         """One event, after it is written."""
-
-    def enter(self, env: Any) -> None:
-        """A turn of session `env` starts in this task."""
-
-
-# Empty unless telemetry is on: then one observer (skillc.runtime.telemetry.core.Telemetry).
-_OBSERVERS: list[Observer] = []
-_AUTO_CHECKED = False
-
-
-def add_observer(observer: Observer) -> None:
-    """Let `observer` see every trace writer's events (telemetry)."""
-    if observer not in _OBSERVERS:
-        _OBSERVERS.append(observer)
-
-
-def remove_observer(observer: Observer) -> None:
-    """Stop showing events to `observer`."""
-    if observer in _OBSERVERS:
-        _OBSERVERS.remove(observer)
-
-
-def _auto_enable() -> None:
-    """Switch telemetry on once per process when the environment asks for it (OTEL_* variables
-    or SKILLC_TELEMETRY): a check of a few variables, no import unless one is set."""
-    global _AUTO_CHECKED
-    if _AUTO_CHECKED:
-        return
-    _AUTO_CHECKED = True
-    from skillc.runtime.telemetry import wanted_by_env
-
-    if wanted_by_env():
-        from skillc.runtime.telemetry import enable_from_env
-
-        enable_from_env()
 
 
 def current_env() -> Any:
@@ -126,12 +68,13 @@ class TraceWriter:
     `SKILLC_AUDIT_KEY` environment variable, else plain SHA-256). `audit=False` leaves out the
     audit events. `append=True` adds to an existing file, numbering on from its last `seq`
     (else the file is started anew); `seq_from` numbers on from a `seq` the caller knows was
-    already used (a service restarted over its per-session trace files).
+    already used (a service restarted over its per-session trace files). `observers` see every
+    event once written (telemetry; `Telemetry.install` adds itself).
     """
 
     def __init__(self, path: str | None = None, *, keep: bool = False, chain: bool = True,
                  key: bytes | None = None, audit: bool = True, append: bool = False,
-                 seq_from: int = 0) -> None:
+                 seq_from: int = 0, observers: Iterable[Observer] = ()) -> None:
         self._events: list[dict[str, Any]] | None = [] if keep else None
         self._seq = max(seq_from, last_seq(path) if path and append else 0)
         self._fh: IO[str] | None = open(path, "a" if append else "w", encoding="utf-8") if path else None
@@ -141,8 +84,8 @@ class TraceWriter:
         self.listeners: list[Listener] = []
         self.flushers: list[Callable[[], None]] = []  # sinks with buffers of their own (server trace files)
         self.chain: AuditChain | None = AuditChain(key) if chain else None
-        self.audit = audit
-        _auto_enable()
+        self.audit = audit  # read by the session: whether it emits the audit events
+        self.observers: list[Observer] = list(observers)  # telemetry (Telemetry.install)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -172,20 +115,9 @@ class TraceWriter:
     def enter(self, env: Any) -> None:
         """Mark `env` (a session) as the one whose turn runs in this task, until the next `enter`."""
         _ENV.set(env)
-        for observer in _OBSERVERS:
-            observer.enter(env)
 
     def emit(self, type_: str, *, session: str, turn: int, **fields: Any) -> dict[str, Any]:
         """Record one event; `task`/`node` are dropped when None. Returns the event."""
-        event = self._write(type_, session, turn, fields)
-        if self.audit and type_ in TRIGGERS:
-            env = _ENV.get()
-            if env is not None and getattr(getattr(env, "session", None), "id", None) == session:
-                for extra_type, extra in follow(event, env, self.chain):
-                    self._write(extra_type, session, turn, extra)
-        return event
-
-    def _write(self, type_: str, session: str, turn: int, fields: dict[str, Any]) -> dict[str, Any]:
         self._seq += 1
         event: dict[str, Any] = {"seq": self._seq, "type": type_, "session": session, "turn": turn}
         for key in ("task", "node"):
@@ -204,7 +136,7 @@ class TraceWriter:
                 self._write_lines()
         for listener in self.listeners:
             listener(event)
-        for observer in _OBSERVERS:
+        for observer in self.observers:
             observer.event(event)
         return event
 
@@ -274,17 +206,3 @@ def iter_events(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
             if not isinstance(event, dict):
                 raise ValueError(f"line {lineno}: not a JSON object")
             yield lineno, event
-
-
-def mask_args(args: Any, sensitive_paths: Sequence[tuple]) -> Any:
-    """A copy of `args` with the values at the sensitive paths replaced by "***"."""
-    if not sensitive_paths or not isinstance(args, dict):
-        return args
-    out = json.loads(json.dumps(args, default=str))
-    for parts in sensitive_paths:
-        at_path(out, parts, _put_mask)
-    return out
-
-
-def _put_mask(container: Any, key: Any) -> None:
-    container[key] = MASK

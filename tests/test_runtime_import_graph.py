@@ -16,12 +16,8 @@ ROOT = Path(skillc.runtime.__file__).parent
 PACKAGE = "skillc.runtime"
 P = PACKAGE + "."
 
-# Left for issue 29 item 4 (telemetry installed from configuration, the audit events built where
-# the facts are): each entry must still be real, so the list shrinks when one is fixed.
-KNOWN_CYCLE_EDGES = {
-    (P + "telemetry.audit", P + "trace"),  # audit masks arguments with trace.mask_args (a function-level import)
-    (P + "trace", P + "telemetry"),  # a TraceWriter turns telemetry on from the environment
-}
+# Each entry must still be real, so the list shrinks when one is fixed (issue 29 item 4 emptied it).
+KNOWN_CYCLE_EDGES: set[tuple[str, str]] = set()
 
 
 def import_graph() -> nx.DiGraph:

@@ -24,7 +24,6 @@ READ = """{ "tools": { "page_get": { "args": { "slug": { "sources": ["MODEL"] } 
 def _metrics_clean() -> Iterator[None]:
     telemetry.REGISTRY.reset()
     yield
-    telemetry.disable()
     telemetry.REGISTRY.reset()
 
 

@@ -17,7 +17,6 @@ from skillc.runtime.telemetry.metrics import Registry, record_event
 @pytest.fixture(autouse=True)
 def _off() -> Iterator[None]:
     yield
-    telemetry.disable()
     telemetry.REGISTRY.reset()
 
 
@@ -33,21 +32,20 @@ def test_metrics_route_serves_prometheus_text() -> None:
 
 
 def test_serve_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillc.runtime.config import Config, load_config
+
     for name in ("OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_TRACES_EXPORTER", "SKILLC_TELEMETRY"):
         monkeypatch.delenv(name, raising=False)
     # a global tracer provider can be set once per process: not by a test
     monkeypatch.setattr(telemetry, "_sdk_from_env", lambda: None)
-    observer = telemetry.for_service(None)
+    observer = telemetry.from_choice(Config().telemetry.choice(service=True))
     assert observer is not None and observer.spans is None  # metrics only
     config = tmp_path / "skillc.toml"
     config.write_text("[telemetry]\nmetrics = false\n", encoding="utf-8")
-    telemetry.disable()
-    assert telemetry.for_service(config) is None
+    assert telemetry.from_choice(load_config(config).telemetry.choice(service=True)) is None
     config.write_text("[telemetry]\nenabled = true\n", encoding="utf-8")
-    observer = telemetry.for_service(config)
+    observer = telemetry.from_choice(load_config(config).telemetry.choice(service=True))
     assert observer is not None and observer.spans is not None
-    assert telemetry.wanted_by_env({"OTEL_SERVICE_NAME": "x"}) and not telemetry.wanted_by_env(
-        {"OTEL_SERVICE_NAME": "x", "OTEL_SDK_DISABLED": "true"})
 
 
 def test_label_values_are_escaped_and_outcomes_named() -> None:

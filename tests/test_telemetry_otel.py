@@ -35,15 +35,15 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     reader = InMemoryMetricReader()
     telemetry.REGISTRY.reset()
-    telemetry.enable(tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader]))
+    tel = telemetry.build(tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader]))
     try:
-        result = run_async(run_scenario(write_scenario(folder), trace_path=str(folder / "t.jsonl")))
+        result = run_async(run_scenario(write_scenario(folder), trace_path=str(folder / "t.jsonl"), telemetry=tel))
         assert result.error is None and result.crash is None and not result.problems, result
         events = [json.loads(line) for line in (folder / "t.jsonl").read_text().splitlines()]
         yield {"spans": list(exporter.get_finished_spans()), "events": events,
                "prometheus": telemetry.render_prometheus(), "otel_metrics": reader.get_metrics_data()}
     finally:
-        telemetry.disable()
+        tel.close()
         telemetry.REGISTRY.reset()
 
 
@@ -166,16 +166,17 @@ def test_traceparent_in_mcp_meta() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry.enable(tracer_provider=provider)
+    tel = telemetry.build(tracer_provider=provider)
 
     async def call() -> Any:
         async with McpGateway({"meta": server}) as gateway:
+            gateway.call_hook = tel.tool_call  # what Telemetry.install sets on a runtime's gateway
             return await gateway.call("echo_meta", {})
 
     try:
         outcome = run_async(call())
     finally:
-        telemetry.disable()
+        tel.close()
         telemetry.REGISTRY.reset()
     spans = {s.name: s for s in exporter.get_finished_spans()}
     tool, client = spans["execute_tool echo_meta"], spans["tools/call echo_meta"]

@@ -51,7 +51,7 @@ class PerSessionModel:
         return ModelResponse(tool_calls=[ToolCall("f", "builtin_node_finish", json.dumps({"output": "read"}))])
 
 
-async def _run(tmp: Path, sessions: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
+async def _run(tmp: Path, sessions: int, tel: Any = None) -> tuple[list[dict[str, Any]], dict[str, int]]:
     compile_studio(studio_from_mapping(STUDIO, origin="test"), tmp / "c")
     server = build_canned_server(TOOLS, on_invoked=lambda t, a: None, on_crash=lambda: None)
     # the runtime's own MCP client reports invocations (as for a real server)
@@ -61,6 +61,8 @@ async def _run(tmp: Path, sessions: int) -> tuple[list[dict[str, Any]], dict[str
     trace = TraceWriter(str(tmp / "trace.jsonl"), keep=True)
     runtime = Runtime(load_compiled(tmp / "c"), gateway, PerSessionModel(), Store(tmp / "s.sqlite"), Settings(),
                       trace=trace, seed=3, strict=True)
+    if tel is not None:
+        tel.install(runtime)
     numbers: dict[str, int] = {}
 
     async def one(i: int) -> None:
@@ -107,11 +109,11 @@ def test_concurrent_sessions_keep_their_own_span_trees(tmp_path: Path) -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry.enable(tracer_provider=provider)
+    tel = telemetry.build(tracer_provider=provider)
     try:
-        run_async(_run(tmp_path, 6))
+        run_async(_run(tmp_path, 6, tel))
     finally:
-        telemetry.disable()
+        tel.close()
         telemetry.REGISTRY.reset()
     spans = exporter.get_finished_spans()
     roots = {s.context.trace_id: s for s in spans if s.parent is None}

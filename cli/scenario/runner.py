@@ -89,9 +89,12 @@ class _Instance:
             self.store = None
 
 
-async def run_scenario(path: str | os.PathLike[str], *, trace_path: str | None = None) -> ScenarioResult:
+async def run_scenario(path: str | os.PathLike[str], *, trace_path: str | None = None,
+                       telemetry: Any = None) -> ScenarioResult:
     """Run one scenario file. Never raises for the scenario's own problems: a malformed file sets
-    `error`, an exception out of the runtime sets `crash`, unmet expectations fill `problems`."""
+    `error`, an exception out of the runtime sets `crash`, unmet expectations fill `problems`.
+    `telemetry` (a `Telemetry`) is installed on each runtime the scenario opens (else the
+    environment chooses, as for `open_runtime`)."""
     try:
         data, doc = read_scenario(path)
     except ScenarioError as exc:
@@ -99,7 +102,7 @@ async def run_scenario(path: str | os.PathLike[str], *, trace_path: str | None =
     result = ScenarioResult(name=str(data["name"]), path=str(path))
     with tempfile.TemporaryDirectory(prefix="skillc-scenario-") as tmp:
         try:
-            await _run(data, doc, Path(tmp), result, trace_path)
+            await _run(data, doc, Path(tmp), result, trace_path, telemetry)
         except ScenarioError as exc:
             result.error = str(exc)
         except Exception as exc:  # a runtime bug must not hide the other scenarios' verdicts
@@ -130,7 +133,8 @@ def _inline_studio_error(doc: Located, path: str, exc: Exception) -> Exception:
     return doc.fail(place, message.removeprefix("studio.") if message.startswith("studio.") else message)
 
 
-async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioResult, trace_path: str | None) -> None:
+async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioResult, trace_path: str | None,
+               telemetry: Any = None) -> None:
     """Read the scenario's studio, config and servers, compile the studio, then play the turns."""
     from skillc.compiler.build import compile_studio
     from skillc.runtime.loader import load_compiled
@@ -144,7 +148,7 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
     result.diagnostics = [d for d in check_studio(studio).diagnostics if d.severity != "note"]
     compile_studio(studio, tmp / "compiled")
     play = _Play(data, doc, tmp, result, compiled=load_compiled(tmp / "compiled"), settings=settings,
-                 servers=servers, trace=_open_trace(trace_path))
+                 servers=servers, trace=_open_trace(trace_path), telemetry=telemetry)
     play.serve_canned_tools()
     try:
         for number, turn in enumerate(data["turns"], 1):
@@ -201,11 +205,12 @@ class _Play:
     a crash), the scripted model, the clock and the canned server's crash signal."""
 
     def __init__(self, data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioResult, *,
-                 compiled: Any, settings: Any, servers: dict[str, Any], trace: Any) -> None:
+                 compiled: Any, settings: Any, servers: dict[str, Any], trace: Any, telemetry: Any = None) -> None:
         from skillc.runtime.model.scripted import ScriptedModel
 
         self.data, self.doc, self.tmp, self.result = data, doc, tmp, result
         self.compiled, self.settings, self.servers, self.trace = compiled, settings, servers, trace
+        self.telemetry = telemetry
         self.clock = Clock()
         self.model = ScriptedModel()
         self.platform = data.get("platform") or {}
@@ -246,7 +251,7 @@ class _Play:
             inst.runtime = await inst.opened.enter_async_context(open_runtime(
                 Config(mcp=McpConfig(timeout=TOOL_TIMEOUT)), studio=self.compiled, servers=self.servers,
                 model=self.model, store=inst.store, trace=self.trace, settings=self.settings, clock=self.clock,
-                seed=7, strict=True))
+                seed=7, strict=True, telemetry=self.telemetry))
         except GatewayConfigError as exc:
             inst.store.close()
             raise self.doc.fail(("servers",), str(exc)) from None

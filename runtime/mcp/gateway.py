@@ -24,21 +24,34 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillc.runtime import jsontext
 from skillc.runtime.config import McpServerConfig
 from skillc.runtime.errors import ErrorName, SkillcError
 from skillc.runtime.mcp.observe import CURRENT_CALL, CallRecord, Link, ObservedTransport, OnInvoked
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo, content_text, response_json
-from skillc.runtime.trace import call_hook
 
 if TYPE_CHECKING:
     from mcp import Client
 
 log = logging.getLogger(__name__)
+
+
+class ToolSpan(Protocol):
+    """What a tool-call hook yields to the gateway: `_meta` to send, and the outcome back."""
+
+    meta: dict[str, Any]
+
+    def done(self, outcome: Any) -> None:
+        """The call's outcome (a `CallOutcome`)."""
+
+
+# (tool, server) -> a context around one `tools/call`; telemetry installs one (Telemetry.install)
+ToolCallHook = Callable[[str, "str | None"], AbstractContextManager[ToolSpan]]
 
 _JSONRPC_INVALID_PARAMS = -32602
 _JSONRPC_CONNECTION_CLOSED = -32000  # the SDK's code for "the transport closed under a request"
@@ -249,6 +262,7 @@ class McpGateway:
         self.timeout = timeout
         self.on_invoked = on_invoked
         self.connect_timeout = connect_timeout
+        self.call_hook: ToolCallHook | None = None  # around every tools/call (telemetry's spans; None: zero cost)
         self.catalog: dict[str, ToolInfo] = {}
         self.unreachable_servers: dict[str, str] = {}
         self._conns = {name: _Connection(name, _as_spec(spec), connect_timeout) for name, spec in servers.items()}
@@ -293,7 +307,7 @@ class McpGateway:
         servers that report their own invocations ignore both. `meta` is sent as the request's
         `_meta`; when telemetry is on, the W3C `traceparent` of the tool span joins it.
         """
-        hook = call_hook()
+        hook = self.call_hook
         if hook is None:
             return await self._call(tool, args, timeout, on_invoked, meta)
         info = self.catalog.get(tool)

@@ -45,7 +45,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         if known is not None:
             return _replay(request, ctx, known, identity.owner, data.thread_id)
         # the run's task copies the context it is created in: a caller's traceparent is its parent
-        with telemetry.caller_context(request.headers):
+        with telemetry.caller_context(ctx.telemetry, request.headers):
             run_log = await ctx.start_run(identity, data.thread_id, data.run_id, last_user_message(data.messages),
                                           list(data.resume or []), agent=picked_agent(data.forwarded_props))
         return stream(run_log, 0)

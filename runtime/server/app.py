@@ -45,20 +45,20 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
                config: Any = None, options: ServeOptions | None = None,
                route_modules: Sequence[str] | None = None, model: Any = None, gateway: Any = None,
                store: Any = None, servers: Any = None, dev: bool | None = None,
-               secret: str | None = None, compiler: StudioCompiler | None = None) -> Starlette:
+               secret: str | None = None, compiler: StudioCompiler | None = None,
+               telemetry: Any = None) -> Starlette:
     """The ASGI app. `source`: a compiled directory, a studio directory/SQLite file, or a studio
     service URL (default: the config's `[studio] source`). `model`/`gateway`/`store` replace what
     the config would open (tests, embedding; a given gateway must be started), `servers` the
     config's MCP servers (e.g. `InProcessServer`s). `compiler` compiles a studio source or service on
     load (`skillc.compile_on_load`, which `skillc serve` passes; none: only a compiled directory
-    serves). `app.state.ctx` is the `ServerContext`."""
+    serves). `telemetry` (`skillc.runtime.telemetry.build(...)`) is installed on the runtime;
+    without it, `[telemetry]` and the environment choose (metrics on by default, for
+    `GET /metrics`). `app.state.ctx` is the `ServerContext`."""
     from skillc.runtime.config import load_config
 
     config = config if config is not None else load_config(config_path)
     options = options or read_options(config_path, config=config, dev=dev or None, secret=secret)
-    from skillc.runtime import telemetry
-
-    telemetry.for_service(config_path)  # [telemetry] / OTEL_*: spans; metrics for GET /metrics either way
     src = str(source) if source is not None else (options.studio_url or config.studio.source)
     store_dir = Path(config.store.path).resolve().parent if config.store.path else Path.cwd()
     feed = StudioFeed(src, store_dir / "compiled", interval=options.studio_refresh, timeout=options.studio_timeout,
@@ -66,7 +66,7 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
     auth = GatewayAuth(secret=options.secret, skew=options.clock_skew, dev=options.dev,
                        hidden=tuple(config.settings.platform_hidden), dev_identity=options.dev_identity)
     ctx = ServerContext(config=config, options=options, feed=feed, auth=auth, model=model, gateway=gateway,
-                        store=store, servers=servers)
+                        store=store, servers=servers, telemetry=telemetry)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -46,7 +46,8 @@ class ServerContext:
     """The running service: built by `create_app`, started and stopped by its lifespan."""
 
     def __init__(self, *, config: Any, options: ServeOptions, feed: StudioFeed, auth: GatewayAuth,
-                 model: Any = None, gateway: Any = None, store: Any = None, servers: Any = None) -> None:
+                 model: Any = None, gateway: Any = None, store: Any = None, servers: Any = None,
+                 telemetry: Any = None) -> None:
         self.config = config
         self.options = options
         self.feed = feed
@@ -62,7 +63,8 @@ class ServerContext:
         self.shutting_down = False
         self.started = False
         self.on_shutdown: list[Callable[[], None]] = []  # called as shutdown begins (e.g. leave a balancer)
-        self._given = {"model": model, "gateway": gateway, "store": store, "servers": servers}
+        self._given = {"model": model, "gateway": gateway, "store": store, "servers": servers, "telemetry": telemetry}
+        self.telemetry: Any = None  # installed on the runtime at start (None: off)
         self._stack = AsyncExitStack()  # what start opened (store, gateway, model), closed by stop
         # Live sessions, least recently used first; an idle one beyond the limit is let go (its
         # state is in the store; it is reopened on its next request).
@@ -103,6 +105,9 @@ class ServerContext:
         # a reply counts as delivered once its client read the run's stream to RUN_FINISHED
         # (runs.RunLog.acknowledge), not when the turn ends
         self.runtime.acknowledges_delivery = True
+        # [telemetry] / OTEL_*: spans; metrics for GET /metrics either way (a given one wins)
+        self.telemetry = opener.install_telemetry(self._stack, self.runtime, self.config, self._given["telemetry"],
+                                                  service=True)
         if hasattr(store, "claim_nonce"):  # replays refused by every worker sharing the store
             self.auth.nonces = StoredNonces(store, self.auth.skew)
         self.started = True

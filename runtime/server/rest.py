@@ -15,7 +15,7 @@ from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.store import offloop
 from skillc.runtime.server.traces import check_id
-from skillc.runtime.trace import mask_args
+from skillc.runtime.redact import mask_args
 
 
 def _jsonable(value: Any) -> Any:

@@ -10,7 +10,8 @@ The anchor is the digest of `skillc-trace-anchor\\0<session>`.
 no longer matches its hash), removed (an event's predecessor is nowhere in the trace), or
 reordered (an event comes before its predecessor, or `seq` goes backwards).
 
-Audit events follow the events they explain (`follow`): `audit.approval` after an approval is
+Audit events follow the events they explain (`follow`, which the session calls with itself, the
+one holding the facts, after emitting a trigger): `audit.approval` after an approval is
 asked (decision REQUESTED) or answered (CONFIRM / REJECT / CANCEL), `audit.settlement` after a
 write is settled; each with `who` (the platform ids of §11, and whether the user or the runtime
 acted), `what` (tool, digest of the arguments with sensitive values masked, digest of the
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from skillc.runtime.redact import mask_args
 from skillc.runtime.vocab import Suspension
 
 KEY_ENV = "SKILLC_AUDIT_KEY"
@@ -209,8 +211,6 @@ def _who(env: Any, actor: str) -> dict[str, Any]:
 def _masked(env: Any, skill: str | None, tool: str, args: Any) -> Any:
     """The arguments with the contract's sensitive values masked (a digest must not let anyone
     test guesses of a secret)."""
-    from skillc.runtime.trace import mask_args
-
     try:
         meta = env.skill_module(skill).TOOLS.get(tool) if skill else None
     except (KeyError, AttributeError):

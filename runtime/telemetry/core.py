@@ -1,5 +1,7 @@
-"""Telemetry switched on: one observer of every trace writer that feeds the metrics and, with the
-`otel` extra, OpenTelemetry spans; a hook around MCP calls; a wrapper around the model.
+"""Telemetry of one runtime: an observer of its trace writer that feeds the metrics and, with the
+`otel` extra, OpenTelemetry spans; a hook around its MCP gateway's calls; a wrapper around its
+model. `Telemetry.install(runtime)` puts the three in place (`open_runtime` / `create_app` call
+it), `close()` takes them out of play.
 
 Everything is built from the trace's own events (the trace stays the one source of truth), plus
 three points the events cannot show: when a model call starts and ends, when an MCP request
@@ -45,17 +47,44 @@ _NO_SPAN = NoSpan()
 
 
 class Telemetry:
-    """The process-wide observer: metrics always, spans when `spans` (an `otel.Spans`) is given."""
+    """A runtime's observer: metrics always, spans when `spans` (an `otel.Spans`) is given, the
+    registry's OpenTelemetry instruments when `mirror` (an `otel_metrics.Instruments`) is."""
 
-    def __init__(self, registry: Registry = REGISTRY, spans: Any = None) -> None:
+    def __init__(self, registry: Registry = REGISTRY, spans: Any = None, *, mirror: Any = None) -> None:
         self.registry = registry
         self.spans = spans
+        self.mirror = mirror
+        self.on = True  # False once closed: a model wrapped earlier calls through unobserved
         self._sessions: dict[str, _Session] = {}
+
+    def install(self, runtime: Any) -> None:
+        """Observe `runtime`: its trace writer's events, its gateway's `tools/call`s (when spans
+        are on and the gateway takes a hook), its model's calls."""
+        if self.mirror is not None:
+            self.registry.mirror = self.mirror
+        if self not in runtime.trace.observers:
+            runtime.trace.observers.append(self)
+        if self.spans is not None and hasattr(runtime.gateway, "call_hook"):
+            runtime.gateway.call_hook = self.tool_call
+        model = runtime.model
+        if isinstance(model, ObservedModel):
+            if model._telemetry is self:
+                return
+            model = model._inner  # observed by telemetry installed before: this one replaces it
+        runtime.model = ObservedModel(model, self)
+
+    def close(self) -> None:
+        """Stop observing (metrics collected so far stay readable)."""
+        self.on = False
+        if self.mirror is not None and self.registry.mirror is self.mirror:
+            self.registry.mirror = None
 
     # ------------------------------------------------------------ trace observer
 
     def event(self, event: dict[str, Any]) -> None:
-        """One trace event (called by every TraceWriter after writing it)."""
+        """One trace event (called by the runtime's TraceWriter after writing it)."""
+        if not self.on:
+            return
         session = str(event.get("session"))
         state = self._sessions.get(session)
         if state is None:
@@ -79,12 +108,6 @@ class Telemetry:
         if self.spans is not None:
             self.spans.event(event, trace_mod.current_env())
 
-    def enter(self, env: Any) -> None:
-        """A turn starts in this task: make sure its runtime's model calls are observed."""
-        runtime = getattr(env, "rt", None)
-        if runtime is not None and not isinstance(getattr(runtime, "model", None), ObservedModel):
-            runtime.model = ObservedModel(runtime.model, self)
-
     # ------------------------------------------------------------ model and MCP hooks
 
     def model_done(self, env: Any) -> None:
@@ -97,7 +120,7 @@ class Telemetry:
     @contextmanager
     def tool_call(self, tool: str, server: str | None) -> Iterator[Any]:
         """Around one MCP `tools/call` (installed as the gateway's call hook)."""
-        if self.spans is None:
+        if self.spans is None or not self.on:
             yield _NO_SPAN
             return
         env = trace_mod.current_env()
@@ -126,11 +149,11 @@ class ObservedModel:
     async def complete(self, request: Any) -> Any:
         """The wrapped adapter's answer, observed."""
         telemetry = self._telemetry
-        if telemetry not in trace_mod._OBSERVERS:  # switched off since this model was wrapped
+        if not telemetry.on:  # closed since this model was wrapped
             return await self._inner.complete(request)
         env = trace_mod.current_env()
         handle = telemetry.spans.model_started(env, self._inner, request) if telemetry.spans is not None else None
-        mirror = telemetry.registry.mirror
+        mirror = telemetry.mirror
         started = time.perf_counter()
         try:
             response = await self._inner.complete(request)

@@ -44,11 +44,10 @@ def observed(compiled: Path, fake_model: Any, tmp_path_factory: pytest.TempPathF
     exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    before = telemetry.active()
-    telemetry.enable(tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader]))
+    tel = telemetry.build(tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader]))
     try:
         tmp = tmp_path_factory.mktemp("otel-served")
-        app = create_app(config_path=write_config(tmp, str(compiled), fake_model.url))
+        app = create_app(config_path=write_config(tmp, str(compiled), fake_model.url), telemetry=tel)
         with ServerThread(app) as server:
             client = Client(server.url, SECRET, ALICE)
             fake_model.add(ROUTE, {"json": RECORDED}, call("cms_article_create", title="Otel launch", spaceId=3),
@@ -65,9 +64,7 @@ def observed(compiled: Path, fake_model: Any, tmp_path_factory: pytest.TempPathF
         yield {"spans": list(exporter.get_finished_spans()), "metrics": reader.get_metrics_data(),
                "port": int(fake_model.url.rsplit(":", 1)[1].split("/")[0])}
     finally:
-        telemetry.disable()
-        if before is not None:  # the session's other served app keeps its metrics
-            telemetry.enable(spans=before.spans is not None)
+        tel.close()
 
 
 def _turns(spans: list[ReadableSpan]) -> list[ReadableSpan]:
