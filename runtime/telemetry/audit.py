@@ -217,7 +217,7 @@ def _masked(env: Any, skill: str | None, tool: str, args: Any) -> Any:
         meta = None
     if meta is None:
         return args
-    return mask_args(args, [a.parts for a in meta.args.values() if a.sensitive])
+    return mask_args(args, meta.sensitive_paths)
 
 
 _PLAIN = AuditChain(None, from_env=False)  # digests for a writer without a chain
