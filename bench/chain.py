@@ -196,18 +196,18 @@ def bench_schema(env: Any, node: Any, schema: dict[str, Any], n: int, repeat: in
     """ArgPolicy's schema check and jsonschema on the same arguments and input schema."""
     import jsonschema
 
-    from skillc.runtime.chain import Call, _required_of, step_arg_policy
+    from skillc.runtime.chain import Call, step_arg_policy
     from skillc.runtime.mcp.result import ToolInfo
 
     instance = dict(WRITE[2])
-    env.rt.gateway.catalog[WRITE[0]] = ToolInfo(WRITE[0], None, None, schema, "cms")
+    info = env.rt.gateway.catalog[WRITE[0]] = ToolInfo(WRITE[0], None, None, schema, "cms")
     call = Call(env=env, node=node, tool=WRITE[0], raw=instance, meta=env.skill_module(SKILL).TOOLS[WRITE[0]])
     assert step_arg_policy(call) is None
     validator = jsonschema.validators.validator_for(schema)(schema)
     assert validator.is_valid(instance)
 
     def required_only() -> None:
-        missing = [r for r in _required_of(schema) if r not in instance or instance[r] is None]
+        missing = [r for r in info.required if r not in instance or instance[r] is None]
         assert not missing
 
     return {
