@@ -50,6 +50,7 @@ from skillc.runtime.store.base import (
     StoreUnavailable,
     new_holder,
     register_holder,
+    release_holder,
 )
 from skillc.runtime.vocab import NodeStatus, SideEffect, TaskStatus
 
@@ -93,7 +94,6 @@ class Durability:
         # `session` is a runtime.session.Session (not imported: session imports this module)
         self.s = session
         self.holder = new_holder()  # one per Session object: two objects on one session exclude each other
-        register_holder(self.holder, session.rt.store)
         ttl = getattr(session.rt.store, "lease_ttl", None)
         self.ttl = float(ttl or LEASE_TTL)
         self.margin = min(self.ttl * 0.2, 5.0)  # the local deadline ends this much before the store's expiry
@@ -253,6 +253,7 @@ class Durability:
             await self._release(None)
 
     def _hold(self, lease: Any, began: float) -> None:
+        register_holder(self.holder, self.store)  # known to this process while it holds the lease (until _release)
         self.leased, self.fence_token = True, lease.fence
         self.deadline = began + self.ttl - self.margin
 
@@ -347,6 +348,7 @@ class Durability:
         for pause in (*RELEASE_TRIES, None):
             try:
                 await self._io(self.store.release_lease, *args, **kwargs)
+                release_holder(self.holder)
                 return
             except StoreError:
                 if pause is None:
@@ -359,13 +361,16 @@ class Durability:
 
     async def _release_later(self, args: tuple[Any, ...], kwargs: dict[str, Any], until: float) -> None:
         pause = 1.0
-        while time.monotonic() < until:
-            await asyncio.sleep(pause)
-            try:
-                await self._io(self.store.release_lease, *args, **kwargs)
-                return
-            except StoreError:
-                pause = min(pause * 2, 10.0)
+        try:
+            while time.monotonic() < until:
+                await asyncio.sleep(pause)
+                try:
+                    await self._io(self.store.release_lease, *args, **kwargs)
+                    return
+                except StoreError:
+                    pause = min(pause * 2, 10.0)
+        finally:
+            release_holder(self.holder)  # given back, or expired by now: no lease of this holder is left
 
     async def acknowledge(self, turn: int) -> None:
         """The client received the reply of `turn`: it is not given again."""

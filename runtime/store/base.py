@@ -110,14 +110,22 @@ def new_holder() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
-# Holders of this process and the store each works through: a holder whose store was closed
-# (a process "killed" in-process, as the scenario runner does) is as dead as a gone process.
+# Holders of this process that hold a lease now, and the store each works through: a holder whose
+# store was closed (a process "killed" in-process, as the scenario runner does) is as dead as a
+# gone process. An entry lives from the grant to the lease given back (`release_holder`), so the
+# map is bounded by the turns in progress (plus those whose store was closed under them, which
+# never give their lease back and must go on answering dead).
 _LOCAL: dict[str, "weakref.ref[Any]"] = {}
 
 
 def register_holder(holder: str, store: Any) -> None:
-    """Record that `holder` (of this process) works through `store`; see `holder_dead`."""
+    """Record that `holder` (of this process) holds a lease through `store`; see `holder_dead`."""
     _LOCAL[holder] = weakref.ref(store)
+
+
+def release_holder(holder: str) -> None:
+    """`holder` gave its lease back (or it expired): forget it."""
+    _LOCAL.pop(holder, None)
 
 
 def holder_dead(holder: str) -> bool:
