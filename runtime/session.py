@@ -221,12 +221,17 @@ class Session:
         """The runtime clock."""
         return self.rt.clock()
 
-    def emit(self, type_: str, *, node: str | None = None, **fields: Any) -> None:
-        """Record one trace event of this session's turn."""
+    def emit(self, type_: str, *, node: str | None = None, before_turn: bool = False, **fields: Any) -> None:
+        """Record one trace event of this session's turn. `before_turn`: an event its service
+        noticed as it starts the session's next turn (`studio.stale`), recorded as that turn's
+        and with no task (none is this turn's yet)."""
+        trace = self.rt.trace
+        if before_turn:
+            trace.emit(type_, session=self.session.id, turn=self.session.turn + 1, node=node, **fields)
+            return
         # A task that had already ended when this turn began is not this turn's task: the turn's
         # events carry no task until a new one is made (or name the task they act on).
         task = self.task if self.task is not None and self.task is not self._ended else None
-        trace = self.rt.trace
         event = trace.emit(type_, session=self.session.id, turn=self.session.turn,
                            task=task.id if task else None, node=node, **fields)
         if type_ in AUDIT_TRIGGERS and trace.audit:  # who, what and when, from this session's facts

@@ -2,13 +2,12 @@
 
 One `Runtime` serves every session of the process (sessions run concurrently; one run per session
 at a time). A run is an asyncio task owned by the server, so a request that goes away cancels
-nothing; its AG-UI events are mapped from the trace through a context variable that names the
-run of the current task (docs/API.md §4).
+nothing; its AG-UI events are mapped from the trace by the run of the event's session (one run
+per session at a time; docs/API.md §4).
 """
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import logging
 import secrets
@@ -34,12 +33,12 @@ from skillc.runtime.server.runs import RunLog, RunRegistry
 from skillc.runtime.server.studio_feed import StudioFeed
 from skillc.runtime.server.traces import TraceFiles, check_id
 from skillc.runtime.store import offloop
+from skillc.runtime.trace import current_env
 from skillc.runtime.vocab import FINAL_TASK, NodeStatus
 
 log = logging.getLogger("skillc.server")
 LIVE_SESSIONS = 5000
 READY_WAIT = 0.08  # seconds /readyz waits for the store's answer (it answers within 100 ms)
-_RUN: contextvars.ContextVar[RunMapper | None] = contextvars.ContextVar("skillc_run", default=None)
 
 
 class ServerContext:
@@ -71,6 +70,7 @@ class ServerContext:
         self._sessions: OrderedDict[str, Any] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
         self._gated: dict[str, str | None] = {}  # session -> toolCallId of the write awaiting approval
+        self._mappers: dict[str, RunMapper] = {}  # session -> its run's mapper, while the run runs (under its lock)
         self._open_lock = asyncio.Lock()
         self._probe: asyncio.Future[dict[str, Any]] | None = None  # /readyz's store check in flight
         self._probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillc-readyz")
@@ -291,7 +291,7 @@ class ServerContext:
     async def _execute(self, run: RunLog, session: Any, action: str, payload: Any, message_id: str | None,
                        lock: asyncio.Lock, agent: str | None = None) -> None:
         mapper = RunMapper(run, session, self.digest_key)
-        token = _RUN.set(mapper)
+        self._mappers[session.id] = mapper
         try:
             mapper.start()
             if action == "refuse":
@@ -300,7 +300,7 @@ class ServerContext:
             stale = await self.feed.update()
             if stale is not None:
                 fields = {"source": self.feed.shown, "error": stale, "since": self.feed.since}
-                self.runtime.trace.emit("studio.stale", session=session.id, turn=session.session.turn + 1, **fields)
+                session.emit("studio.stale", before_turn=True, **fields)
                 mapper.custom("skillc.studio_stale", fields)
             if action == "answer" and "decision" in payload:
                 pending = session.pending() or {}
@@ -326,7 +326,7 @@ class ServerContext:
             log.exception("run %s of session %s failed", run.run_id, run.thread_id)
             mapper.failed(f"internal error: {type(exc).__name__}: {exc}")
         finally:
-            _RUN.reset(token)
+            del self._mappers[session.id]
             lock.release()
             run.close()
             try:
@@ -342,12 +342,13 @@ class ServerContext:
 
     def _on_trace(self, event: dict[str, Any]) -> None:
         self.traces.write(event)
-        mapper = _RUN.get()
-        if mapper is not None and event.get("session") == mapper.run.thread_id:
+        mapper = self._mappers.get(event["session"]) if self._mappers else None
+        if mapper is not None:
             mapper.trace(event)
 
     def _on_progress(self, tool: str, label: str) -> None:
-        mapper = _RUN.get()
+        env = current_env()  # the session whose turn reports the progress (trace's context variable)
+        mapper = self._mappers.get(env.id) if env is not None else None
         if mapper is not None:
             mapper.progress(tool, label)
 
