@@ -146,6 +146,11 @@ class ObservedModel:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
+    @property
+    def inner(self) -> Any:
+        """The adapter observed."""
+        return self._inner
+
     async def complete(self, request: Any) -> Any:
         """The wrapped adapter's answer, observed."""
         telemetry = self._telemetry

@@ -13,6 +13,7 @@ from skillc.runtime import open_runtime
 from skillc.runtime.config import load_config
 from skillc.runtime.model.scripted import ScriptedModel
 from skillc.runtime.server import create_app
+from skillc.runtime.telemetry.core import ObservedModel
 
 
 def test_serve_opens_what_open_runtime_opens(compiled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -27,8 +28,11 @@ def test_serve_opens_what_open_runtime_opens(compiled: Path, tmp_path: Path, mon
         app = create_app(config_path=config, gateway=AnswerAll([]))
         async with app.router.lifespan_context(app):
             served = app.state.ctx.runtime
-            assert (type(served.model), type(served.store), served.store.path) == direct
-            assert isinstance(served.model, ScriptedModel) and served.store.path == ":memory:"
+            # serve keeps metrics on (GET /metrics): its model is the adapter seen through telemetry
+            assert isinstance(served.model, ObservedModel)
+            model = served.model.inner
+            assert (type(model), type(served.store), served.store.path) == direct
+            assert isinstance(model, ScriptedModel) and served.store.path == ":memory:"
 
     asyncio.run(go())
     assert not (tmp_path / ":memory:").exists()
