@@ -5,7 +5,7 @@ Each rule becomes one function `_<tool>__rule__<name>(r)` over the runtime's rul
 `return cel.SKIPPED`, its expression as one `return cel.result(…)` (just `return …` when the
 expression always yields a bool: a comparison, logic, `all`/`exists`). Every operator is a call of
 `skillc.runtime.cel`, except where Python's own operator decides the same (`==`, `!=` and `in`
-against string literals) and `map`/`filter` (comprehensions); `&&`, `||` and the other macros
+against string literals, `==` and `!=` between exact decimals) and `map`/`filter` (comprehensions); `&&`, `||` and the other macros
 take lambdas, so CEL's short-circuit and error-absorbing semantics hold. Contract text reaches the code only as literals (`literal`,
 `comment`); a CEL name becomes `v_<name>` (CEL names are ASCII identifiers, so the result is one
 too, and never a Python keyword or builtin).
@@ -130,6 +130,19 @@ def _string_lit(node: A.Node) -> bool:
     return isinstance(node, A.Lit) and node.kind == "string"
 
 
+def _decimal_valued(node: A.Node) -> bool:
+    """Whether `node`'s code yields an exact decimal whenever it yields at all: `decimal(x)`, or
+    `sum` of a list mapped to decimals (the int 0 when it is empty, which Python compares with a
+    decimal exactly as CEL does)."""
+    if not isinstance(node, A.Call) or node.target is not None or len(node.args) != 1:
+        return False
+    if node.func == "decimal":
+        return True
+    arg = node.args[0]
+    return (node.func == "sum" and isinstance(arg, A.Macro) and arg.kind == "map" and arg.pred is None
+            and arg.transform is not None and _decimal_valued(arg.transform))
+
+
 def _lambda(var: str, body: Py) -> Py:
     return Py(f"lambda {var}: " if var else "lambda: ", (body,), "lambda")
 
@@ -187,6 +200,9 @@ class Emitter:
             if node.op in ("==", "!=") and (_string_lit(node.left) or _string_lit(node.right)):
                 # a string equals only a string, and Python's == never holds between a str and
                 # another kind of value: CEL's `==` against a string literal is Python's
+                return Py(node.op, (self.tree(node.left), self.tree(node.right)), "infix")
+            if node.op in ("==", "!=") and _decimal_valued(node.left) and _decimal_valued(node.right):
+                # two exact decimals: Python's == compares them as CEL does
                 return Py(node.op, (self.tree(node.left), self.tree(node.right)), "infix")
             if (node.op == "in" and isinstance(node.right, A.ListLit) and node.right.items
                     and all(_string_lit(i) for i in node.right.items)):

@@ -186,11 +186,31 @@ def _quantified(coll: Any, pred: Callable[[Any], Any], stop: bool, macro: str) -
 
 def all_(coll: Any, pred: Callable[[Any], Any]) -> bool:
     """`coll.all(x, p)`: false if any item is false (even when another cannot be decided)."""
+    if type(coll) is list:  # the common case: every item true, judged here without another call
+        for i, item in enumerate(coll):
+            try:
+                v = pred(item)
+            except Undecidable:
+                return _quantified(coll[i:], pred, False, "all")
+            if v is not True:
+                return _quantified(coll[i:], pred, False, "all")
+        return True
     return _quantified(coll, pred, False, "all")
 
 
 def exists(coll: Any, pred: Callable[[Any], Any]) -> bool:
     """`coll.exists(x, p)`: true if any item is true (even when another cannot be decided)."""
+    if type(coll) is list:  # the common case: an item true, found here without another call
+        for i, item in enumerate(coll):
+            try:
+                v = pred(item)
+            except Undecidable:
+                return _quantified(coll[i:], pred, True, "exists")
+            if v is True:
+                return True
+            if v is not False:
+                return _quantified(coll[i:], pred, True, "exists")
+        return False
     return _quantified(coll, pred, True, "exists")
 
 

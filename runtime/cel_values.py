@@ -78,7 +78,12 @@ def to_decimal(v: Any, what: str = "decimal()") -> Decimal:
             raise Undecidable(what, f"{v} is not a decimal number")
         return _float_decimal(v)
     if t is int:
-        return Decimal(v)
+        hit = _INTS.get(v)
+        if hit is None:
+            if len(_INTS) >= 4096:
+                _INTS.clear()
+            hit = _INTS[v] = Decimal(v)
+        return hit
     if isinstance(v, str):
         try:
             d = Decimal(v.strip())
@@ -91,6 +96,7 @@ def to_decimal(v: Any, what: str = "decimal()") -> Decimal:
 
 
 _FLOATS: dict[float, Decimal] = {}  # finite nonzero doubles seen -> their decimals (prices recur)
+_INTS: dict[int, Decimal] = {}  # ints seen -> their decimals (kept apart: 10 and 10.0 are one key, two decimals)
 
 
 def _float_decimal(v: float) -> Decimal:
@@ -285,32 +291,32 @@ def _order(op: str, a: Any, b: Any) -> int:
 def lt(a: Any, b: Any) -> bool:
     """`a < b`: numbers (across kinds), strings, bools, timestamps, durations."""
     ta = type(a)
-    if ta is type(b) and (ta is int or ta is float or ta is str):  # the common cases, first (NaN: false)
-        return a < b
+    if ta is type(b) and (ta is int or ta is float or ta is str or ta is Decimal):  # the common cases first
+        return a < b  # (a NaN double: false, as CEL says; a decimal is always finite)
     return _order("<", a, b) == -1
 
 
 def le(a: Any, b: Any) -> bool:
     """`a <= b`."""
     ta = type(a)
-    if ta is type(b) and (ta is int or ta is float or ta is str):  # the common cases, first (NaN: false)
-        return a <= b
+    if ta is type(b) and (ta is int or ta is float or ta is str or ta is Decimal):  # the common cases first
+        return a <= b  # (a NaN double: false, as CEL says; a decimal is always finite)
     return _order("<=", a, b) in (-1, 0)
 
 
 def gt(a: Any, b: Any) -> bool:
     """`a > b`."""
     ta = type(a)
-    if ta is type(b) and (ta is int or ta is float or ta is str):  # the common cases, first (NaN: false)
-        return a > b
+    if ta is type(b) and (ta is int or ta is float or ta is str or ta is Decimal):  # the common cases first
+        return a > b  # (a NaN double: false, as CEL says; a decimal is always finite)
     return _order(">", a, b) == 1
 
 
 def ge(a: Any, b: Any) -> bool:
     """`a >= b`."""
     ta = type(a)
-    if ta is type(b) and (ta is int or ta is float or ta is str):  # the common cases, first (NaN: false)
-        return a >= b
+    if ta is type(b) and (ta is int or ta is float or ta is str or ta is Decimal):  # the common cases first
+        return a >= b  # (a NaN double: false, as CEL says; a decimal is always finite)
     return _order(">=", a, b) in (0, 1)
 
 

@@ -70,23 +70,29 @@ class Scope:
     def _view(self) -> dict[str, list[Any]]:
         """The records by tool, newest first, and all their bodies in §9 order (`_seen`): worked
         out in one pass over the node's view, the first time a rule asks."""
-        by_tool = self._by_tool
-        if by_tool is None:
-            by_tool = self._by_tool = {}
-            seen = self._seen = []
-            pairs: Iterable[tuple[str, Any]]
-            if self._ctx is not None:
-                pairs = [(ev.tool, ev.response) for ev in self._ctx.visible_evidence()]
-            else:
-                assert self._records is not None
-                pairs = self._records()
-            for tool, body in pairs:
-                seen.append(body)
+        by_tool: dict[str, list[Any]] = {}
+        seen: list[Any] = []
+        add = seen.append
+        if self._ctx is not None:  # the chain's scope: the node's view, read as it is walked
+            for ev in self._ctx.visible_evidence():
+                body = ev.response
+                add(body)
+                hit = by_tool.get(ev.tool)
+                if hit is None:
+                    by_tool[ev.tool] = [body]
+                else:
+                    hit.append(body)
+        else:
+            assert self._records is not None
+            for tool, body in self._records():
+                add(body)
                 hit = by_tool.get(tool)
                 if hit is None:
                     by_tool[tool] = [body]
                 else:
                     hit.append(body)
+        self._seen = seen
+        self._by_tool = by_tool
         return by_tool
 
     def evidence(self, tool: str) -> list[Any]:
@@ -105,7 +111,8 @@ class Scope:
         its fields (or keeps an object under `value` as its key), searched newest record first."""
         if isinstance(value, (dict, list)) or value is None:
             raise Undecidable(f"origin({what})", "only a scalar argument's origin can be looked up")
-        self._view()
+        if self._seen is None:
+            self._view()
         assert self._seen is not None
         for body in self._seen:
             hit = _holder(body, value)

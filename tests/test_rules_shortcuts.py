@@ -144,3 +144,48 @@ def test_a_verdict_with_every_rule_held_and_one_with_failures() -> None:
     assert not mixed.all_held and [o.status for o in mixed] == [RuleStatus.HELD, RuleStatus.HELD,
                                                                 RuleStatus.SKIPPED, RuleStatus.UNDECIDABLE]
     assert mixed.failed[0].why.startswith("latest.t: ")
+
+
+def test_exact_decimals_compare_with_python_operators_and_the_same_values() -> None:
+    code = eval_expression("sum(xs.map(x, decimal(x))) == decimal(t)", {"xs": [10, 44.5], "t": 54.5}).code
+    assert code.startswith("(cel.sum_(") and code.endswith(' == cel.to_decimal(r.var("t")))')
+    for xs, t, want in (([10, 44.5], 54.5, True), ([], 0, True), ([], 0.5, False), ([0.1, 0.2], 0.3, True),
+                        ([-0.0], 0, True), ([1], "1.0", True)):
+        for text, expected in ((f"sum(xs.map(x, decimal(x))) == decimal(t)", want),
+                               (f"sum(xs.map(x, decimal(x))) != decimal(t)", not want)):
+            got = eval_expression(text, {"xs": xs, "t": t})
+            assert got.ok and got.value is expected, (text, xs, t, got)
+    assert "not a number" in eval_expression("decimal(x) == decimal(1)", {"x": None}).message
+    # anything else keeps cel.eq: a decimal meets an int or a double by value there
+    assert eval_expression("decimal(1) == 1").code.startswith("cel.eq(")
+
+
+def test_decimals_order_as_cel_does_and_ints_keep_their_exponent() -> None:
+    for a, b in (("1.5", "1.50"), ("2", "10"), ("-0", "0"), ("0.1", "0.10000000000000000000001")):
+        x, y = Decimal(a), Decimal(b)
+        assert [cel.lt(x, y), cel.le(x, y), cel.gt(x, y), cel.ge(x, y)] == [x < y, x <= y, x > y, x >= y]
+    assert cel.lt(Decimal(1), 2) and cel.gt(Decimal("0.5"), 0.25)  # across kinds, the general path
+    assert str(cel.to_decimal(10)) == "10" and str(cel.to_decimal(10.0)) == "10.0"  # one dict key, two decimals
+    assert str(cel.to_decimal(10)) == "10" and cel.to_decimal(True if False else 7) == Decimal(7)
+
+
+@pytest.mark.parametrize("kind", ["all", "exists"])
+def test_all_and_exists_over_a_list_absorb_errors_as_cel_does_wherever_the_error_is(kind: str) -> None:
+    from itertools import product
+
+    from skillc.runtime.cel_logic import _quantified
+
+    def pred(v: Any) -> Any:  # an item is its condition's value; "e" cannot be decided
+        if v == "e":
+            raise cel.Undecidable("x", "cannot be decided")
+        return v
+
+    fast, stop = (cel.all_, False) if kind == "all" else (cel.exists, True)
+    for n in range(4):
+        for items in product([True, False, "e", 1], repeat=n):
+            def outcome(f: Any) -> Any:
+                try:
+                    return f(list(items), pred)
+                except cel.Undecidable as exc:
+                    return str(exc)
+            assert outcome(fast) == outcome(lambda c, p: _quantified(c, p, stop, kind)), items
