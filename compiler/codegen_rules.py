@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from skillc.compiler import ir
 from skillc.compiler import rules_ast as A
@@ -324,8 +324,8 @@ def rule_body(plan: RulePlan) -> list[str]:
     lines: list[str] = []
     bound: frozenset[str] = frozenset()
 
-    def statement(lead: str, code: Py, tail: str = "") -> None:
-        lines.extend(("    " + lead + code.layout(4, len(lead)) + tail).split("\n"))
+    def statement(lead: str, code: Py, tail: str = "", indent: int = 4) -> None:
+        lines.extend((" " * indent + lead + code.layout(indent, len(lead)) + tail).split("\n"))
 
     for name, text, node in plan.lets:
         if name in plan.guard_lets:
@@ -339,9 +339,49 @@ def rule_body(plan: RulePlan) -> list[str]:
         if name not in plan.guard_lets:
             statement(f"{local_name(name)} = ", Emitter(text, bound).tree(node))
             bound = bound | {name}
-    value = Emitter(plan.expr_text, bound).tree(plan.expr)
+    emitter = Emitter(plan.expr_text, bound)
+    sides = _sides(plan.expr)
+    if len(sides) > 1:
+        _logic_return(plan.expr, sides, emitter, statement, lines)
+        return lines
+    value = emitter.tree(plan.expr)
     statement("return ", value if always_bool(plan.expr) else _call("cel.result", value))
     return lines
+
+
+def _sides(node: A.Node) -> list[A.Node]:
+    """The sides of a rule's `a && b && …` (or `||`) when every side always yields a bool; else
+    just the node."""
+    if not isinstance(node, A.Binary) or node.op not in ("&&", "||"):
+        return [node]
+    sides: list[A.Node] = []
+    n: A.Node = node
+    while isinstance(n, A.Binary) and n.op == node.op:
+        sides.append(n.right)
+        n = n.left
+    sides.append(n)
+    sides.reverse()
+    return sides if all(always_bool(x) for x in sides) else [node]
+
+
+def _logic_return(node: A.Node, sides: list[A.Node], emitter: Emitter, statement: Callable[..., None],
+                  lines: list[str]) -> None:
+    """A rule's `a && b && …` as statements: each side in turn until one decides (false for `&&`,
+    true for `||`), the last side the value. A side that cannot be decided hands the whole
+    expression to cel.and_/cel.or_, which decide as CEL does (`false && error` is false)."""
+    conj = isinstance(node, A.Binary) and node.op == "&&"
+    lines.append("    try:")
+    for side in sides[:-1]:
+        code = emitter.tree(side)
+        if conj:
+            statement("if not ", code, ":", 8)
+        else:
+            statement("if ", code, ":", 8)
+        lines.append(f"            return {conj is False}")
+    lines.append("    except cel.Undecidable:  # an undecidable side: CEL's " + ("&&" if conj else "||")
+                 + " may still be decided by another")
+    statement("return ", emitter.tree(node), "", 8)
+    statement("return ", emitter.tree(sides[-1]))
 
 
 def rule_comments(plan: RulePlan) -> list[Code]:

@@ -161,6 +161,9 @@ class Outcome:
         return out
 
 
+_NO_WHYS: dict[int, str] = {}  # the whys of a verdict without an undecidable rule (never written)
+
+
 class Verdict:
     """Every rule of a call, sorted by outcome. The rules' statuses are kept as judged; the
     `Outcome` objects a refusal describes are made only when asked for."""
@@ -170,7 +173,7 @@ class Verdict:
     def __init__(self, rules: Sequence[RuleMeta], statuses: list[RuleStatus], whys: dict[int, str] | None = None) -> None:
         self.rules = rules
         self.statuses = statuses
-        self.whys = whys or {}  # rule index -> why it is undecidable
+        self.whys = whys if whys is not None else _NO_WHYS  # rule index -> why it is undecidable (read only)
         self._outcomes: list[Outcome] | None = None
 
     @property
@@ -231,7 +234,7 @@ def judge(rules: Sequence[RuleMeta], scope: Scope) -> Verdict:
 _HELD, _VIOLATED, _SKIPPED, _UNDECIDABLE = RuleStatus.HELD, RuleStatus.VIOLATED, RuleStatus.SKIPPED, RuleStatus.UNDECIDABLE
 
 
-def call_scope(ctx: NodeContext, args: dict[str, Any], now: float | Callable[[], float]) -> Scope:
-    """The scope of one call: its bound arguments, the node's view (§9) and the runtime clock
-    (its epoch seconds, or the clock itself: read when a rule first reads `now`)."""
-    return Scope.of_call(ctx, args, now)
+# The scope of one call (`Scope.of_call`: its bound arguments, the node's view (§9) and the
+# runtime clock, its epoch seconds or the clock itself, read when a rule first reads `now`);
+# bound once, as the chain makes one on every call of a tool with rules.
+call_scope: Callable[[NodeContext, dict[str, Any], float | Callable[[], float]], Scope] = Scope.of_call

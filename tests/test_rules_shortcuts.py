@@ -189,3 +189,37 @@ def test_all_and_exists_over_a_list_absorb_errors_as_cel_does_wherever_the_error
                 except cel.Undecidable as exc:
                     return str(exc)
             assert outcome(fast) == outcome(lambda c, p: _quantified(c, p, stop, kind)), items
+
+
+def _compiled_rule(expr: str) -> Any:
+    """The compiled rule function of `expr` (codegen's statements, as in a skill's module)."""
+    from skillc.compiler import ir
+    from skillc.compiler.codegen_rules import plan_rule, rule_body
+
+    source = "from skillc.runtime import cel\n\n\ndef rule(r):\n" + "\n".join(rule_body(plan_rule(
+        ir.Rule(name="r", expr=expr, message="m")))) + "\n"
+    space: dict[str, Any] = {}
+    exec(compile(source, "<rule>", "exec"), space)  # noqa: S102 - generated from our own texts
+    return space["rule"], source
+
+
+def _outcome(fn: Any, scope: Any) -> Any:
+    try:
+        return fn(scope)
+    except Exception as exc:  # what judge would report
+        return f"{type(exc).__name__}: {exc}"
+
+
+@pytest.mark.parametrize("expr", ["x > 0 && y == 'k'", "x > 0 || y == 'k'", "x > 0 && o.f == 1 && y == 'k'",
+                                  "o.f == 1 || x > 0 || y != 'k'", "x / 0 == 1 && y == 'k'", "y == 'k' || x / 0 == 1"])
+def test_a_rule_of_ands_or_ors_as_statements_decides_as_the_expression_does(expr: str) -> None:
+    fn, source = _compiled_rule(expr)
+    assert "    try:\n" in source and "    except cel.Undecidable:" in source
+    general = eval_expression(expr, {"x": 1, "y": "k", "o": {}}).code  # the one-expression form
+    for x in (1, 0, -1, "s", None):
+        for y in ("k", "j", 3):
+            for o in ({}, {"f": 1}, {"f": 2}, []):
+                scope = Scope(args={}, platform={}, shared={}, inputs={}, now=datetime(2027, 1, 1, tzinfo=timezone.utc),
+                              records=lambda: (), vars={"x": x, "y": y, "o": o})
+                want = _outcome(lambda s: eval(general, {"cel": cel, "r": s}), scope)  # noqa: S307 - our own code
+                assert _outcome(fn, scope) == want, (expr, x, y, o, source)
