@@ -344,6 +344,9 @@ def rule_body(plan: RulePlan) -> list[str]:
     if len(sides) > 1:
         _logic_return(plan.expr, sides, emitter, statement, lines)
         return lines
+    if _loop_quantifier(plan.expr, bound):
+        _quantifier_return(plan.expr, emitter, statement, lines)
+        return lines
     value = emitter.tree(plan.expr)
     statement("return ", value if always_bool(plan.expr) else _call("cel.result", value))
     return lines
@@ -362,6 +365,30 @@ def _sides(node: A.Node) -> list[A.Node]:
     sides.append(n)
     sides.reverse()
     return sides if all(always_bool(x) for x in sides) else [node]
+
+
+def _loop_quantifier(node: A.Node, bound: frozenset[str]) -> bool:
+    """Whether a rule's expression is `all` or `exists` whose condition always yields a bool (and
+    whose variable names no let: the loop's name is the function's)."""
+    return (isinstance(node, A.Macro) and node.kind in ("all", "exists") and node.pred is not None
+            and always_bool(node.pred) and node.var not in bound)
+
+
+def _quantifier_return(node: A.Node, emitter: Emitter, statement: Callable[..., None], lines: list[str]) -> None:
+    """A rule's `xs.exists(x, p)` (or `all`) as a loop: the first item that decides (true for
+    `exists`, false for `all`) is the value. An item that cannot be decided hands the whole
+    expression to cel.exists/cel.all_, which decide as CEL does (another item may still decide)."""
+    assert isinstance(node, A.Macro) and node.pred is not None
+    found = node.kind == "exists"
+    var = local_name(node.var)
+    pred = Emitter(emitter.text, emitter.bound | {node.var}).tree(node.pred)
+    lines.append("    try:")
+    statement(f"for {var} in ", _call("cel.items", emitter.tree(node.target), _atom(literal(node.kind))), ":", 8)
+    statement("if " if found else "if not ", pred, ":", 12)
+    lines.append(f"                return {found}")
+    lines.append(f"    except cel.Undecidable:  # an item that cannot be decided: another may still decide {node.kind}")
+    statement("return ", emitter.tree(node), "", 8)
+    lines.append(f"    return {not found}")
 
 
 def _logic_return(node: A.Node, sides: list[A.Node], emitter: Emitter, statement: Callable[..., None],

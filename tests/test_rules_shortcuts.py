@@ -223,3 +223,19 @@ def test_a_rule_of_ands_or_ors_as_statements_decides_as_the_expression_does(expr
                               records=lambda: (), vars={"x": x, "y": y, "o": o})
                 want = _outcome(lambda s: eval(general, {"cel": cel, "r": s}), scope)  # noqa: S307 - our own code
                 assert _outcome(fn, scope) == want, (expr, x, y, o, source)
+
+
+@pytest.mark.parametrize("expr", ["xs.exists(x, x > 0)", "xs.all(x, x > 0)", "xs.exists(x, x.f == 'k')",
+                                  "xs.all(x, x.f == 'k')"])
+def test_a_rule_of_all_or_exists_as_a_loop_decides_as_the_expression_does(expr: str) -> None:
+    from itertools import product
+
+    fn, source = _compiled_rule(expr)
+    assert "        for v_x in cel.items(" in source and "    except cel.Undecidable:" in source
+    general = eval_expression(expr, {"xs": []}).code
+    values = [1, 0, "s", None, {"f": "k"}, {"f": "j"}, {}]
+    for xs in [*([list(p) for n in range(3) for p in product(values, repeat=n)]), {"a": 1}, "s", None]:
+        scope = Scope(args={}, platform={}, shared={}, inputs={}, now=datetime(2027, 1, 1, tzinfo=timezone.utc),
+                      records=lambda: (), vars={"xs": xs})
+        want = _outcome(lambda s: eval(general, {"cel": cel, "r": s}), scope)  # noqa: S307 - our own code
+        assert _outcome(fn, scope) == want, (expr, xs, source)
