@@ -21,26 +21,22 @@ from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
+# One executor per live store, dropped with its store (weak keys): bounded by the stores open.
+# (Every store is weakly referenceable; an id()-keyed fallback for one that was not grew without
+# bound and could hand a new store the threads of a dead one whose id it reused.)
 _EXECUTORS: "weakref.WeakKeyDictionary[Any, ThreadPoolExecutor]" = weakref.WeakKeyDictionary()
-_BY_ID: dict[int, ThreadPoolExecutor] = {}  # stores that cannot be weakly referenced
 _LOCK = threading.Lock()
 
 
 def executor_of(store: Any) -> ThreadPoolExecutor:
     """The store's threads, made on first use (`store.threads` of them, 4 when it does not say)."""
     with _LOCK:
-        try:
-            found = _EXECUTORS.get(store)
-        except TypeError:
-            found = _BY_ID.get(id(store))
+        found = _EXECUTORS.get(store)
         if found is not None:
             return found
         made = ThreadPoolExecutor(max_workers=max(1, int(getattr(store, "threads", 4) or 4)),
                                   thread_name_prefix="skillc-store")
-        try:
-            _EXECUTORS[store] = made
-        except TypeError:
-            _BY_ID[id(store)] = made
+        _EXECUTORS[store] = made  # TypeError for a store that cannot be weakly referenced
         return made
 
 
@@ -93,9 +89,6 @@ async def unit(store: Any, session: str | None = None, *, holder: str | None = N
 def shutdown(store: Any) -> None:
     """Let the store's threads go (after the store is closed); calls still running finish."""
     with _LOCK:
-        try:
-            found = _EXECUTORS.pop(store, None)
-        except TypeError:
-            found = _BY_ID.pop(id(store), None)
+        found = _EXECUTORS.pop(store, None)
     if found is not None:
         found.shutdown(wait=False)
