@@ -125,7 +125,7 @@ async def chain_fixture() -> tuple[Any, Any]:
 
     studio = load_compiled(Path(skillc.generated.__file__).parent)
     runtime = Runtime(studio, InstantGateway(), ScriptedModel(), Store(":memory:"), Settings(), seed=7)
-    env = await runtime.open_session(PLATFORM, session_id="bench")
+    env = (await runtime.open_session(PLATFORM, session_id="bench")).env
     env.session.turn = 1
     env.session.user_messages.append({"turn": 1, "text": USER_TEXT})
     env.task = TaskState(id="t1", session=env.id, agent="editor", message=USER_TEXT, turn=1)

@@ -89,7 +89,7 @@ async def fixtures(out: Path, gateway: Any = None) -> dict[int, Any]:
     assert not result.rejected, result.rejected
     runtime = Runtime(load_compiled(out), gateway or InstantGateway(), ScriptedModel(), Store(":memory:"), Settings(),
                       seed=7)
-    env = await runtime.open_session(PLATFORM, session_id="bench")
+    env = (await runtime.open_session(PLATFORM, session_id="bench")).env
     env.session.turn = 1
     env.session.user_messages.append({"turn": 1, "text": "cancel W1"})
     env.task = TaskState(id="t1", session=env.id, agent="bench", message="cancel W1", turn=1)

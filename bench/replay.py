@@ -124,7 +124,7 @@ async def live_round(runtime: Any, gateway: RecordedGateway, docs: list[dict[str
     start, cpu = time.perf_counter(), time.process_time()
     try:
         for n, calls in enumerate(work):
-            env = await runtime.open_session(PLATFORM)
+            env = (await runtime.open_session(PLATFORM)).env
             env.task = TaskState(id="t1", session=env.id, agent="billing", message="", turn=1)
             nodes: dict[str, NodeState] = {}
             for tool, raw, answer, said in calls:

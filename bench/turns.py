@@ -217,12 +217,12 @@ async def main(turns: int, sessions: int, rounds: int) -> None:
                 ev = Evidence(id=f"e{i}", task="t1", node="n1", tool="cms_article_get", args={"articleId": i},
                               status="SUCCESS", business_ok=True, seq=i,
                               values={"article": {"id": 17 if i == 1 else 100_000 + i, "title": f"a{i}"}})
-                w.evidence[ev.id] = ev
+                w.env.evidence[ev.id] = ev
                 node.evidence.append(ev.id)
-                w._dirty[ev.id] = ev
-            w.task, w.session.active_task, w.session.tasks = task, "t1", ["t1"]
-            w.session.next_task, w.session.next_evidence = 2, n + 1
-            await w._durable.commit()
+                w.env.dirty[ev.id] = ev
+            w.env.task, w.env.session.active_task, w.env.session.tasks = task, "t1", ["t1"]
+            w.env.session.next_task, w.env.session.next_evidence = 2, n + 1
+            await w.env.durable.commit()
             setups[n] = (w, task, node)
         write_samples: dict[int, list[float]] = {10: [], 10_000: []}
         for _ in range(9):

@@ -36,7 +36,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillc.runtime.errors import SessionBusy, SessionUnavailable
 from skillc.runtime.evidence import reopen
@@ -45,6 +45,7 @@ from skillc.runtime.store import offloop
 from skillc.runtime.store.base import (
     LeaseLost,
     ReplyRecord,
+    Store,
     StoreCorrupt,
     StoreError,
     StoreUnavailable,
@@ -53,6 +54,9 @@ from skillc.runtime.store.base import (
     release_holder,
 )
 from skillc.runtime.vocab import NodeStatus, SideEffect, TaskStatus
+
+if TYPE_CHECKING:
+    from skillc.runtime.trace import TraceWriter
 
 log = logging.getLogger("skillc.runtime")
 
@@ -79,7 +83,7 @@ async def load_held(store: Any, state: SessionState) -> tuple[dict[str, Evidence
     """What a session holds in memory besides its state: its active task (node evidence lists
     attached) and the evidence a turn can reach: the active task's (§9: a node sees its own and
     its upstream nodes' evidence) and every write still unsettled (docs/interpretations.md: Restart). Earlier tasks'
-    records stay in the store (`Session.find_evidence` reads one when asked by id), so reopening
+    records stay in the store (`TurnEnv.find_evidence` reads one when asked by id), so reopening
     a session costs the same at turn 1,000 as at turn 10."""
     task = await offloop.call(store, store.get_task, state.id, state.active_task) if state.active_task else None
     since = (task.evidence_from if task is not None else state.next_evidence)
@@ -87,14 +91,49 @@ async def load_held(store: Any, state: SessionState) -> tuple[dict[str, Evidence
     return evidence, attach_evidence(task, evidence)
 
 
-class Durability:
-    """One Session's link to the store."""
+class HeldSession(Protocol):
+    """What a session's durability needs of the session in memory (`turn_env.TurnEnv` is one):
+    the records it commits and, after a failed unit, replaces by the stored ones, and the parts
+    it commits them with."""
 
-    def __init__(self, session: Any, recover: bool = False) -> None:
-        # `session` is a runtime.session.Session (not imported: session imports this module)
+    session: SessionState
+    evidence: dict[str, Evidence]
+    task: TaskState | None
+    dirty: dict[str, Evidence]
+    """Evidence records changed since the last commit (written by the next one, then cleared)."""
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        ...
+
+    @property
+    def store(self) -> Store:
+        """The store the session is kept in."""
+        ...
+
+    @property
+    def trace(self) -> TraceWriter:
+        """The trace writer (its audit chain's head is stored with every unit)."""
+        ...
+
+    @property
+    def acknowledges_delivery(self) -> bool:
+        """A reply counts as delivered only once the client acknowledged it (a server)."""
+        ...
+
+    def now(self) -> float:
+        """The runtime clock."""
+        ...
+
+
+class Durability:
+    """One session's link to the store."""
+
+    def __init__(self, session: HeldSession, recover: bool = False) -> None:
         self.s = session
         self.holder = new_holder()  # one per Session object: two objects on one session exclude each other
-        ttl = getattr(session.rt.store, "lease_ttl", None)
+        ttl = getattr(session.store, "lease_ttl", None)
         self.ttl = float(ttl or LEASE_TTL)
         self.margin = min(self.ttl * 0.2, 5.0)  # the local deadline ends this much before the store's expiry
         self.leased = False
@@ -114,7 +153,7 @@ class Durability:
 
     @property
     def store(self) -> Any:
-        return self.s.rt.store
+        return self.s.store
 
     async def _io(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await offloop.call(self.store, fn, *args, **kwargs)
@@ -125,7 +164,7 @@ class Durability:
         """Commit the session row, the active task, changed evidence (and the reply) as one unit;
         `handed`: an earlier undelivered reply this turn's reply carries, stored as delivered."""
         s = self.s
-        s.rt.trace.flush()  # the chain head this unit stores is on disk before the unit commits
+        s.trace.flush()  # the chain head this unit stores is on disk before the unit commits
         began = time.monotonic()
         try:
             await self._write(s.now(), reply, handed)
@@ -135,7 +174,7 @@ class Durability:
         if self.leased and getattr(self.store, "units_renew", True):
             # the unit renewed the lease: it is ours until ttl after the unit began
             self.deadline = max(self.deadline, began + self.ttl - self.margin)
-        s._dirty.clear()
+        s.dirty.clear()
         self.closing.clear()
         self.units += 1
         if s.task is not None:
@@ -147,7 +186,7 @@ class Durability:
         leased = self.leased
         async with offloop.unit(self.store, s.id, holder=self.holder if leased else None, expires=now + self.ttl,
                                 fence=self.fence_token if leased else None) as uow:
-            for ev in s._dirty.values():
+            for ev in s.dirty.values():
                 uow.put_evidence(s.id, ev)
             uow.put_session(s.session, now)
             head = self._trace_head()
@@ -169,7 +208,7 @@ class Durability:
         steps reopens it at the next turn, docs/interpretations.md: Restart); everything else
         waits for the turn's end."""
         s = self.s
-        if any(ev.side_effect == SideEffect.WRITE for ev in s._dirty.values()):
+        if any(ev.side_effect == SideEffect.WRITE for ev in s.dirty.values()):
             await self.commit()
             return
         task = s.task
@@ -205,7 +244,7 @@ class Durability:
         if state is None:  # never committed: start again from nothing stored
             state = SessionState(id=s.id, platform=dict(s.session.platform))
         s.session, s.evidence, s.task = state, evidence, task
-        s._dirty.clear()
+        s.dirty.clear()
         self.closing.clear()
         self.started.clear()
         self.stale = False
@@ -225,7 +264,7 @@ class Durability:
         RUNNING for ever). Written at the next commit."""
         s = self.s
         for ev in reopen(s.evidence.values()):
-            s._dirty[ev.id] = ev
+            s.dirty[ev.id] = ev
         for task in await self._io(self.store.open_tasks, s.id):
             if task.id != s.session.active_task:
                 task.state, task.reason = TaskStatus.CANCELLED, "left open when the runtime stopped; superseded by a later task"
@@ -246,7 +285,7 @@ class Durability:
             if lease.version != s.session.version:
                 await self.reload()
             await self.recover_now()
-            if s._dirty or self.closing:
+            if s.dirty or self.closing:
                 await self.commit()
         finally:
             self.leased = False
@@ -321,13 +360,13 @@ class Durability:
 
     def _trace_head(self) -> str | None:
         """The hash of this session's latest trace event, if the trace chains its events."""
-        head = getattr(self.s.rt.trace, "chain_head", None)
+        head = getattr(self.s.trace, "chain_head", None)
         return head(self.s.id) if head is not None else None
 
     async def _continue_chain(self) -> None:
         """Under the lease, before the turn's first event: a trace that has chained nothing of
         this session yet (a new process) continues from the head the store kept."""
-        trace = self.s.rt.trace
+        trace = self.s.trace
         if getattr(trace, "chain", None) is None or trace.chain_head(self.s.id) is not None:
             return  # no chain, or this writer carries it on already
         head = await self._io(self.store.trace_head, self.s.id)
@@ -338,7 +377,7 @@ class Durability:
         """Give the lease back; a failed try is repeated (a moment's database error must not
         leave the session busy until the lease expires), then handed to a background task that
         keeps trying until the lease would have expired anyway."""
-        if getattr(self.s.rt, "acknowledges_delivery", False):
+        if self.s.acknowledges_delivery:
             delivered = None  # the client's acknowledgement marks it (Session.acknowledge)
         args = (self.s.id, self.holder)
         head = self._trace_head()
@@ -377,11 +416,12 @@ class Durability:
         await self._io(self.store.mark_delivered, self.s.id, turn)
 
     def repeated(self, message: str | None, answer: dict[str, Any] | None,
-                 client_message_id: str | None) -> ReplyRecord | None:
+                 client_message_id: str | None, waiting: bool) -> ReplyRecord | None:
         """The stored reply this input repeats, if any: the same client message id as the latest
         reply's; the same text as the message whose reply was never delivered, whatever its id
         (a person retyping, a client minting a new id per message); the same decision as the
-        latest one while nothing waits for a decision (a decision delivered twice, no id)."""
+        latest one while nothing waits for a decision (`waiting`: the session has a question
+        open; a decision delivered twice, no id)."""
         last = self.last
         if last is None:
             return None
@@ -389,7 +429,7 @@ class Durability:
             return last
         if message is not None and not last.delivered and last.message == message:
             return last
-        if client_message_id is None and answer is not None and last.answer == answer and self.s.pending() is None:
+        if client_message_id is None and answer is not None and last.answer == answer and not waiting:
             return last
         return None
 

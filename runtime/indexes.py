@@ -4,13 +4,15 @@ or 10,000 records (issue 12, item 7).
 Both follow the lists they index instead of being told about every change: evidence ids are
 `e1, e2, …` in registration order and the entity index only grows, so an index catches up from
 where it stopped; evidence that is not settled yet (STARTED, UNKNOWN) is looked at again until it
-is. An index belongs to one evidence dict / entity list (a reloaded session gets new ones).
+is. An index belongs to one evidence dict / entity list (a reloaded session gets new ones); a
+session's env keeps both in its declared `indexes` field (`Indexes`).
 """
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from skillc.runtime.state import Evidence
+from skillc.runtime.state import Evidence, SessionState
 from skillc.runtime.vocab import EvidenceStatus
 
 _SUCCESS = EvidenceStatus.SUCCESS
@@ -147,23 +149,38 @@ class EntityIndex:
         return self.newest.get((entity_type, entity_id))
 
 
-def evidence_index(env: Any) -> EvidenceIndex:
-    """The index of a session's evidence, caught up. Kept on the session object, so it lives and
+@dataclass
+class Indexes:
+    """A session's two indexes, built on first use and rebuilt when the list they index is
+    replaced (a reloaded session); kept by its env (`turn_env.TurnEnv.indexes`)."""
+
+    evidence: EvidenceIndex | None = None
+    entities: EntityIndex | None = None
+
+
+class Indexed(Protocol):
+    """What the indexes read of a session: its records, its state and where the indexes are kept."""
+
+    session: SessionState
+    evidence: dict[str, Evidence]
+    indexes: Indexes
+
+
+def evidence_index(env: Indexed) -> EvidenceIndex:
+    """The index of a session's evidence, caught up. Kept by the session's env, so it lives and
     dies with it; a session whose evidence dict was replaced (reloaded) gets a new one."""
-    index = getattr(env, "_evidence_index", None)
+    index = env.indexes.evidence
     if index is None or index.evidence is not env.evidence:
-        index = EvidenceIndex(env.evidence)
-        env._evidence_index = index
+        index = env.indexes.evidence = EvidenceIndex(env.evidence)
     # ids are e1, e2, … (evidence.register); the dict's size covers records put there directly
     index.sync(max(env.session.next_evidence, len(env.evidence) + 1))
     return index
 
 
-def entity_index(env: Any) -> EntityIndex:
-    """The index of a session's entity list, caught up (kept on the session object)."""
+def entity_index(env: Indexed) -> EntityIndex:
+    """The index of a session's entity list, caught up (kept by the session's env)."""
     entities = env.session.entities
-    index = getattr(env, "_entity_index", None)
+    index = env.indexes.entities
     if index is None or index.entities is not entities or index.upto > len(entities):
-        index = EntityIndex(entities)
-        env._entity_index = index
+        index = env.indexes.entities = EntityIndex(entities)
     return index.sync()

@@ -1,8 +1,9 @@
 """The seam between a session and the modules that work for it (node, chain, builtins, planner,
 completion, context, prompting, evidence, lifecycle, tasks).
 
-Those modules take a `SessionEnv` (a `Session` is one) and import nothing above them, so the
-runtime's imports form no cycle and mypy checks every call through this interface.
+Those modules take a `SessionEnv` (`turn_env.TurnEnv` is the one a session gives them) and import
+nothing above them, so the runtime's imports form no cycle and mypy checks every call through
+this interface.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from skillc.runtime.config import Settings
+    from skillc.runtime.indexes import Indexes
     from skillc.runtime.loader import ProviderInput
     from skillc.runtime.mcp.result import CallOutcome, ToolInfo
     from skillc.runtime.model.base import Model
@@ -39,6 +41,8 @@ class SessionEnv(Protocol):
     """Every evidence record of the session by id."""
     rng: random.Random
     """The runtime's seeded random source (builtin_env_* tools)."""
+    indexes: Indexes
+    """The indexes over the session's evidence and entities (runtime/indexes.py keeps them caught up)."""
 
     @property
     def model(self) -> Model:

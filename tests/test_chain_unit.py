@@ -19,12 +19,14 @@ from skillc.runtime import support as rt
 from skillc.runtime.chain import run_chain
 from skillc.runtime.config import Settings
 from skillc.runtime.context import NodeContext, upstream_order
-from skillc.runtime.session import Runtime, Session
+from skillc.runtime.session import Runtime
 from skillc.runtime.errors import code_of
 from skillc.runtime.gate import approval_needed, approval_summary, idempotency_key, path_text
+from skillc.runtime.indexes import Indexes
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo
 from skillc.runtime.state import Evidence, FollowUp, NodeState, SessionState, TaskState
 from skillc.runtime.store import Store
+from skillc.runtime.turn_env import TurnEnv
 
 # ---------------------------------------------------------------- harness
 
@@ -96,12 +98,12 @@ class Clock:
 
 
 def open_session(module: Any, gateway: ScriptedGateway, tmp: Path, *, config: dict[str, Any] | None = None,
-                 user_messages: tuple[str, ...] = ()) -> tuple[Session, NodeState]:
-    """A real Session with task t1 and one running node n1 of `module`'s skill."""
+                 user_messages: tuple[str, ...] = ()) -> tuple[TurnEnv, NodeState]:
+    """A real session's env with task t1 and one running node n1 of `module`'s skill."""
     studio = SimpleNamespace(skills={module.SKILL.key: module}, agents={}, rejected={})
     runtime = Runtime(studio, gateway, None, Store(tmp / "store.sqlite"), Settings.from_mapping(config or {}),
                       clock=Clock(), seed=1)
-    session = asyncio.run(runtime.open_session(dict(PLATFORM), session_id="s1"))
+    session = asyncio.run(runtime.open_session(dict(PLATFORM), session_id="s1")).env
     task = TaskState(id="t1", session="s1", agent="a", message="m", turn=1)
     node = NodeState(id="n1", task="t1", skill=module.SKILL.key, state="RUNNING")
     task.nodes["n1"] = node
@@ -112,7 +114,7 @@ def open_session(module: Any, gateway: ScriptedGateway, tmp: Path, *, config: di
     return session, node
 
 
-def call(session: Session, node: NodeState, tool: str, args: Any, *, approved: bool = False):
+def call(session: TurnEnv, node: NodeState, tool: str, args: Any, *, approved: bool = False):
     return asyncio.run(run_chain(session, node, tool, args, approved=approved))
 
 
@@ -158,7 +160,7 @@ def gw() -> ScriptedGateway:
 
 
 @pytest.fixture
-def env(module: Any, gw: ScriptedGateway, tmp_path: Path) -> tuple[Session, NodeState]:
+def env(module: Any, gw: ScriptedGateway, tmp_path: Path) -> tuple[TurnEnv, NodeState]:
     return open_session(module, gw, tmp_path, config={"state.write-confirm-bypass-tools": ["w_write"]},
                         user_messages=("please look up Bob Smith",))
 
@@ -299,7 +301,7 @@ def test_evidence_values_and_entities(env, gw) -> None:
     assert ev.values == {"recs": [{"id": 1, "name": "one"}]}  # the absent extract leaves no value
     assert [(e["type"], e["id"], e["name"]) for e in s.session.entities] == [("rec", 1, "one")]
     assert s.rt.store.evidence_of("s1") == []  # a read's evidence is written with the next unit of work
-    asyncio.run(s._durable.commit())  # the turn's unit of work
+    asyncio.run(s.durable.commit())  # the turn's unit of work
     stored = {e.id: e for e in s.rt.store.evidence_of("s1")}
     assert stored["e1"].values == ev.values
 
@@ -456,7 +458,7 @@ def _graph_env() -> SimpleNamespace:
     task = TaskState(id="t1", session="s1", agent="a", message="m")
     for nid, deps in (("far", []), ("near", ["far"]), ("d1", []), ("me", ["near", "d1"])):
         task.nodes[nid] = NodeState(id=nid, task="t1", skill="k", deps=deps)
-    env = SimpleNamespace(platform=sess.platform, task=task, session=sess, evidence={}, settings=Settings())
+    env = SimpleNamespace(platform=sess.platform, task=task, session=sess, evidence={}, indexes=Indexes(), settings=Settings())
     for ev in (_ev("e1", "far", {"k": {"v": "far"}}), _ev("e2", "near", {"k": {"v": "near-old"}}),
                _ev("e3", "near", {"k": {"v": "near-new"}}), _ev("e4", "me", {"k": {"v": "failed"}}, ok_=False),
                _ev("e5", "me", {"k": {"v": "unknown"}}, status="UNKNOWN", ok_=None),
@@ -489,7 +491,7 @@ def test_user_mentions_rules() -> None:
     task = TaskState(id="t1", session="s1", agent="a", message="m")
     node = NodeState(id="n1", task="t1", skill="k")
     task.nodes["n1"] = node
-    env = SimpleNamespace(platform={}, task=task, session=sess, evidence={},
+    env = SimpleNamespace(platform={}, task=task, session=sess, evidence={}, indexes=Indexes(),
                           settings=Settings.from_mapping({}))
     ctx = NodeContext(env, node)
     assert ctx.user_mentions("t", "spring launch") and ctx.user_mentions("t", "SPRINGLAUNCH")
@@ -509,7 +511,7 @@ def test_mapping_sources_and_prior() -> None:
     task = TaskState(id="t1", session="s1", agent="a", message="m", shared={"o": {"codes": ["A", "B"]}})
     node = NodeState(id="n1", task="t1", skill="k", inputs={"lines": [{"code": "X"}]})
     task.nodes["n1"] = node
-    ctx = NodeContext(SimpleNamespace(platform={}, task=task, session=sess, evidence={}, settings=Settings()), node)
+    ctx = NodeContext(SimpleNamespace(platform={}, task=task, session=sess, evidence={}, indexes=Indexes(), settings=Settings()), node)
     assert ctx.session_has("region", "north") and not ctx.session_has("region", "south")
     assert ctx.shared_has("o.codes", "B") and not ctx.shared_has("o.codes", "C")
     assert not ctx.shared_has("region", "north")

@@ -178,7 +178,7 @@ async def _reopen_and_settle(compiled: Path, store_path: Path,
     holder: dict[str, Any] = {}
 
     def on_invoked(tool: str, args: dict[str, Any]) -> None:
-        s = holder["session"]
+        s = holder["session"].env
         trace.emit("mcp.invoked", session=s.id, turn=s.session.turn, tool=tool, args=args)
 
     # The same server code, in this process this time (a second stdio start would only add a
@@ -196,7 +196,7 @@ async def _reopen_and_settle(compiled: Path, store_path: Path,
                               trace=trace, seed=7)
             session = await runtime.open_session(PLATFORM, session_id="s1")
             holder["session"] = session
-            unknown = session.evidence["e1"].status
+            unknown = session.env.evidence["e1"].status
             on_disk = store.raw("SELECT status FROM evidence WHERE session = 's1' AND id = 'e1'")[0][0]
             assert session.pending() is None  # nothing to answer: the node was RUNNING, not suspended
             model.load_turn([{"call": {"tool": "builtin_node_finish", "args": {"output": "R-7001 is booked"}}}])

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillc.runtime.context import _nodes, _same
-from skillc.runtime.indexes import entity_index, evidence_index
+from skillc.runtime.indexes import Indexes, entity_index, evidence_index
 from skillc.runtime.state import Evidence, SessionState
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([1.0, 2.5, -0.0]),
@@ -25,7 +25,7 @@ records = st.lists(st.tuples(st.sampled_from(["SUCCESS", "FAILED", "STARTED", "U
 
 def _env(rows: list[tuple[Any, ...]]) -> SimpleNamespace:
     session = SessionState(id="s1", platform={})
-    env = SimpleNamespace(session=session, evidence={})
+    env = SimpleNamespace(session=session, evidence={}, indexes=Indexes())
     for i, (status, ok, node, task, tool, vals) in enumerate(rows, 1):
         env.evidence[f"e{i}"] = Evidence(id=f"e{i}", task=task, node=node, tool=tool, args={}, status=status,
                                          business_ok=ok, values=vals, seq=i)
@@ -67,7 +67,7 @@ entities = st.lists(st.fixed_dictionaries({"type": st.sampled_from(["doc", "user
 @settings(max_examples=120, deadline=None)
 @given(first=entities, more=entities, probe=scalars)
 def test_the_entity_index_finds_what_a_scan_finds(first: list[Any], more: list[Any], probe: Any) -> None:
-    env = SimpleNamespace(session=SessionState(id="s1", platform={}, entities=list(first)))
+    env = SimpleNamespace(session=SessionState(id="s1", platform={}, entities=list(first)), indexes=Indexes())
     for batch in ([], more):
         env.session.entities.extend(batch)
         index = entity_index(env)

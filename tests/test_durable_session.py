@@ -399,16 +399,16 @@ def test_a_reopened_session_holds_its_active_tasks_evidence_only(compiled: Path,
                 text, script = booking(k)
                 model.load_turn(script)
                 assert f"R-70{k:02d}" in (await s.send(text)).text
-            held_before = sorted(s.evidence)
+            held_before = sorted(s.env.evidence)
         finally:
             await gateway.aclose()
         other_rt, _, other_gw = await world.runtime()
         try:
             again = await other_rt.open_session(PLATFORM, session_id="s1")
-            task = again.task
+            task = again.env.task
             node = task.nodes[task.order[-1]]
-            earlier = await builtins.evidence_get(again, node, {"evidenceId": "e1"})
-            return held_before, sorted(again.evidence), again.state()["evidence"], await again.find_evidence("e1"), \
+            earlier = await builtins.evidence_get(again.env, node, {"evidenceId": "e1"})
+            return held_before, sorted(again.env.evidence), again.state()["evidence"], await again.env.find_evidence("e1"), \
                 earlier, node.evidence
         finally:
             await other_gw.aclose()
@@ -439,7 +439,7 @@ def test_a_task_stored_before_its_first_evidence_number_was_kept_loads_every_rec
             db.execute("UPDATE tasks SET doc = json_remove(doc, '$.evidence_from')")
         other_rt, _, other_gw = await world.runtime()
         try:
-            return sorted((await other_rt.open_session(PLATFORM, session_id="s1")).evidence)
+            return sorted((await other_rt.open_session(PLATFORM, session_id="s1")).env.evidence)
         finally:
             await other_gw.aclose()
 

@@ -59,7 +59,7 @@ class Run:
         self.gateway = McpGateway(servers, timeout=30, on_invoked=self._invoked, connect_timeout=60)
 
     def _invoked(self, tool: str, args: dict[str, Any]) -> None:
-        s = self.session
+        s = self.session.env
         self.trace.emit("mcp.invoked", session=s.id, turn=s.session.turn, task=s.task.id if s.task else None,
                         tool=tool, args=args)
 
@@ -234,7 +234,7 @@ async def test_git_server_commits_a_file_for_real(tmp_path: Path) -> None:
     ])
     none_match(events, {"type": "tool.call", "error": "APPROVAL_REQUIRED"})
     # Plain-text results became {"text": ...} (docs/interpretations.md: Response JSON) and were judged by `success`.
-    evidence = run.session.evidence
+    evidence = run.session.env.evidence
     assert "notes.txt" in evidence["e1"].response["text"]  # untracked before the add
     assert evidence["e3"].response["text"] == f"Changes committed successfully with hash {_git(repo, 'rev-parse', 'HEAD')}"
     assert len(run.invocations("git_commit")) == 1 and len(run.invocations("git_add")) == 1

@@ -40,7 +40,7 @@ def harness(tmp_path: Path) -> Harness:
 def run_two_nodes(h: Harness) -> Any:
     async def scenario() -> Any:
         s = await h.session()
-        s.session.values["space"] = {"id": 3, "name": "Website"}
+        s.env.session.values["space"] = {"id": 3, "name": "Website"}
         h.script.add([choice({"skills": ["first.skill", "second.skill"]}),
                       choice({"nodes": [{"id": "a", "skill": "first.skill", "deps": []},
                                         {"id": "b", "skill": "second.skill", "deps": ["a"]}]}),
@@ -58,7 +58,7 @@ def run_two_nodes(h: Harness) -> Any:
 def test_inputs_are_bound_at_node_start_and_missing_ones_marked(tmp_path: Path) -> None:
     h = harness(tmp_path)
     s = run_two_nodes(h)
-    node = s.task.nodes["b"]
+    node = s.env.task.nodes["b"]
     assert node.inputs == {"space": {"id": 3, "name": "Website"}, "articleId": "A-17", "title": "Spring launch"}
     assert node.input_sources == {"space": "SESSION", "articleId": "NODE_OUTPUT", "title": "NODE_OUTPUT"}
     system = h.step_requests()[1].messages[0]["content"]
@@ -96,7 +96,7 @@ def test_input_binding_fills_and_never_overwrites(tmp_path: Path) -> None:
 def test_finish_refuses_a_required_output_whose_source_is_not_allowed(tmp_path: Path) -> None:
     h = harness(tmp_path)
     s = run_two_nodes(h)
-    node = s.task.nodes["b"]
+    node = s.env.task.nodes["b"]
     node.outputs = {"lines": {"value": [{"sku": "X", "qty": 1}], "source": "USER", "ref": None}}
     assert finish_check(s, node, "done")[0] == "FINISH_OUTPUT_SOURCE"
     node.outputs["lines"]["source"] = "EVIDENCE"

@@ -48,7 +48,7 @@ def render_node(compiled: Any, key: str, tmp_path: Path) -> str:
     agent = next(code for code, a in sorted(compiled.agents.items()) if key in a.skills)
 
     async def build() -> str:
-        s = await h.session()
+        s = (await h.session()).env
         s.task = TaskState(id="t1", session=s.id, agent=agent, message="(the user's request)")
         node = NodeState(id="n1", task="t1", skill=key, target=resolve_target(module, None))
         s.task.nodes[node.id] = node

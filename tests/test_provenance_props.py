@@ -23,6 +23,7 @@ from skillc.runtime import support as rt
 from skillc.runtime.config import Settings
 from skillc.runtime.context import NodeContext
 from skillc.runtime.gate import idempotency_key
+from skillc.runtime.indexes import Indexes
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
 
 KINDS = ("USER", "EVIDENCE", "NODE_OUTPUT", "SHARED", "SESSION", "PRIOR_TASK")
@@ -66,7 +67,7 @@ def make_ctx(*, messages: list[str], evidence_values: list[Any], inputs: Any, sh
     task = TaskState(id="t1", session="s1", agent="a", message="m", shared={"p": shared} if shared is not None else {})
     node = NodeState(id="n1", task="t1", skill="p.skill", inputs={"p": inputs} if inputs is not None else {})
     task.nodes["n1"] = node
-    env = SimpleNamespace(platform={}, task=task, session=sess, evidence={}, settings=Settings())
+    env = SimpleNamespace(platform={}, task=task, session=sess, evidence={}, indexes=Indexes(), settings=Settings())
     if evidence_values:
         ev = Evidence(id="e1", task="t1", node="n1", tool="q", args={}, status="SUCCESS", business_ok=True,
                       values={"k": list(evidence_values)})

@@ -108,7 +108,7 @@ def test_a_failed_lease_release_is_retried_and_leaves_the_session_free(farm: dic
 
 def test_an_earlier_tasks_evidence_read_from_a_locked_table_freezes_no_worker(farm: dict[str, Any],
                                                                               fake_model: Any) -> None:
-    """`Session.find_evidence` (an earlier task's record, asked for by id) reads the store off the
+    """`TurnEnv.find_evidence` (an earlier task's record, asked for by id) reads the store off the
     event loop: while that read waits on a locked table, `/healthz` answers."""
     (a,) = farm["workers"]({"lock_timeout": 10.0})
     caller, url = farm["caller"], farm["url"]

@@ -124,7 +124,7 @@ def test_nothing_a_model_or_a_tool_sends_raises_out_of_the_chain(world: Any, nam
     world.gateway.answer = answer
 
     async def one() -> None:
-        session = await world.runtime.open_session(PLATFORM, session_id=f"p{world.count}")
+        session = (await world.runtime.open_session(PLATFORM, session_id=f"p{world.count}")).env
         task = TaskState(id="t1", session=session.id, agent="a", message="m", turn=1)
         node = NodeState(id="n1", task="t1", skill="doc.props", state="RUNNING")
         task.nodes["n1"], session.task = node, task

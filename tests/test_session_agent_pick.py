@@ -59,4 +59,4 @@ def test_an_unknown_agent_is_refused_before_the_turn(compiled_example: Any, tmp_
 
     session, error = asyncio.run(go())
     assert error.name == "UNKNOWN_AGENT" and "'nobody'" in str(error) and "billing" in str(error)
-    assert session.session.turn == 0 and trace.events == [] and model.requests == []
+    assert session.env.session.turn == 0 and trace.events == [] and model.requests == []

@@ -56,7 +56,7 @@ def test_route_intent_plan_prompts_and_state(compiled_example: Any, tmp_path: Pa
     reopened = Runtime(compiled_example, NoTools(), ModelDouble([]), Store(tmp_path / "s.sqlite"), Settings())
     again = asyncio.run(reopened.open_session(session_id="api"))
     assert again.pending() == state["pending"]
-    assert again.platform == {"userId": 7, "organId": 9}
+    assert again.env.platform == {"userId": 7, "organId": 9}
 
 
 def test_an_internal_error_in_a_turn_is_answered_not_raised(compiled_example: Any, tmp_path: Path) -> None:

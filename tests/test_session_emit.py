@@ -1,6 +1,6 @@
-"""Session.emit is the one way an event of a session reaches the trace, the service's
-`studio.stale` too (before_turn: stamped with the turn it starts, and no task: none is that
-turn's yet; it had been written past the session with a turn number of its own)."""
+"""A session's `env.emit` (runtime/turn_env.py) is the one way an event of a session reaches the
+trace, the service's `studio.stale` too (before_turn: stamped with the turn it starts, and no
+task: none is that turn's yet; it had been written past the session with a turn number of its own)."""
 from __future__ import annotations
 
 import asyncio
@@ -20,11 +20,11 @@ def test_studio_stale_is_the_coming_turns_and_names_no_task(tmp_path: Path) -> N
 
     async def scenario() -> None:
         s = await h.runtime.open_session(PLATFORM, session_id="s1")
-        s.emit("studio.stale", before_turn=True, source="studio/", error="unreachable", since=1.0)
+        s.env.emit("studio.stale", before_turn=True, source="studio/", error="unreachable", since=1.0)
         h.script.add([step(("builtin_node_follow_up", {"question": "Which page?", "expectedFields": ["slug"]}))])
         await s.send("Get a page")
-        assert s.task is not None  # the task waits for the answer
-        s.emit("studio.stale", before_turn=True, source="studio/", error="unreachable", since=1.0)
+        assert s.env.task is not None  # the task waits for the answer
+        s.env.emit("studio.stale", before_turn=True, source="studio/", error="unreachable", since=1.0)
     asyncio.run(scenario())
     stale = [e for e in h.runtime.trace.events if e["type"] == "studio.stale"]
     assert [(e["turn"], "task" in e) for e in stale] == [(1, False), (2, False)]

@@ -70,7 +70,7 @@ async def _run(tmp: Path, sessions: int, tel: Any = None) -> tuple[list[dict[str
         numbers[s.id] = 1000 + i
         reply = await s.send(f"read article {1000 + i}")
         assert reply.text == "read"
-        assert current_env() is s  # this task's context names its own session
+        assert current_env() is s.env  # this task's context names its own session
 
     try:
         await asyncio.gather(*(one(i) for i in range(sessions)))

@@ -221,7 +221,7 @@ class _Play:
         """The canned server reports its own invocations; they are stamped like every other event
         of the session (real servers' are reported by the runtime's own MCP client hook)."""
         if self.current.session is not None:
-            self.current.session.invoked(tool, args)
+            self.current.session.env.invoked(tool, args)
         else:
             self.trace.emit("mcp.invoked", session="s1", turn=0, tool=tool, args=args)
 

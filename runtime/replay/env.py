@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from skillc.runtime.errors import ErrorName
+from skillc.runtime.indexes import Indexes
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo
 from skillc.runtime.paths import get_path
 from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
@@ -41,6 +42,7 @@ class ReplayEnv:
         self.session.active_task = "t1"
         self.evidence: dict[str, Evidence] = {}
         self.rng = random.Random(0)
+        self.indexes = Indexes()
         self._catalog = catalog
         self.answer: CallOutcome | None = None  # what the call being judged was answered
         self.reached = 0  # how many times the chain reached the (recorded) tool

@@ -178,7 +178,7 @@ class ServerContext:
                     raise ApiError("SESSION_FORBIDDEN", f"session {session_id} belongs to another caller")
                 session = await self.runtime.open_session(dict(identity.platform), session_id=session_id)
                 self.adopt(session)
-        if owner_of(session.platform) != identity.owner:
+        if owner_of(session.env.platform) != identity.owner:
             raise ApiError("SESSION_FORBIDDEN", f"session {session_id} belongs to another caller")
         return session
 
@@ -194,7 +194,7 @@ class ServerContext:
     async def _newer_in_store(self, session: Any) -> bool:
         """The store holds a committed version of the session other than this process's copy."""
         stored = await self._io(self.runtime.store.version_of, session.id)
-        return stored != 0 and stored != session.session.version
+        return stored != 0 and stored != session.env.session.version
 
     def adopt(self, session: Any) -> None:
         """Keep a session opened elsewhere (REST open) as this process's live one."""
@@ -257,7 +257,7 @@ class ServerContext:
             raise ApiError(SessionBusy.name, f"session {thread_id} has a run in progress")
         await lock.acquire()  # no await since `session` compared it with the store: it is current
         try:
-            if agent is not None and agent not in (loadable := session.loadable_agents()):
+            if agent is not None and agent not in (loadable := session.env.loadable_agents()):
                 raise ApiError(UnknownAgent.name, f"no loadable agent {agent!r} "
                                f"(loadable: {', '.join(loadable) or 'none'})")
             if resume:
@@ -300,7 +300,7 @@ class ServerContext:
             stale = await self.feed.update()
             if stale is not None:
                 fields = {"source": self.feed.shown, "error": stale, "since": self.feed.since}
-                session.emit("studio.stale", before_turn=True, **fields)
+                session.env.emit("studio.stale", before_turn=True, **fields)
                 mapper.custom("skillc.studio_stale", fields)
             if action == "answer" and "decision" in payload:
                 pending = session.pending() or {}
@@ -315,10 +315,10 @@ class ServerContext:
                 reply = await session.answer(payload, client_message_id=message_id)
             else:  # the same question again, e.g. a re-sent message whose reply was lost
                 pending = session.pending()
-                reply = SimpleNamespace(text=pending["question"] if pending else "", task=session.task.id)
+                reply = SimpleNamespace(text=pending["question"] if pending else "", task=session.env.task.id)
             mapper.finish(reply)
             if action != "repeat":
-                run.acknowledge = functools.partial(session.acknowledge, session.session.turn)
+                run.acknowledge = functools.partial(session.acknowledge, session.env.session.turn)
             self._gated[session.id] = mapper.gated_call()
         except CallerError as exc:  # the store's lease held elsewhere (another process), or a failed commit
             mapper.error(str(exc), exc.name)

@@ -42,16 +42,16 @@ def approval_digest(key: bytes, tool: str, args: Any) -> str:
 def _suspended(session: Any) -> Any:
     """The suspended node behind `session.pending()` (its bound arguments are not in the public view)."""
     pending = session.pending()
-    if pending is None or session.task is None:
+    if pending is None or session.env.task is None:
         return None, None
-    return pending, session.task.nodes.get(pending["node"])
+    return pending, session.env.task.nodes.get(pending["node"])
 
 
 def _tables_of(session: Any, node: Any) -> list[dict[str, Any]]:
     """The approval's lists as tables (gate.approval_tables), from the write's bound arguments;
     none when the skill or tool is no longer loaded."""
     try:
-        tool_meta = session.skill_module(node.skill).TOOLS.get(node.pending.tool)
+        tool_meta = session.env.skill_module(node.skill).TOOLS.get(node.pending.tool)
     except KeyError:
         return []
     return approval_tables(tool_meta, node.pending.args) if tool_meta is not None else []
@@ -63,7 +63,7 @@ def interrupt_of(session: Any, key: bytes, tool_call_id: str | None = None) -> I
     if pending is None:
         return None
     kind = pending["kind"]
-    task = session.task.id
+    task = session.env.task.id
     meta: dict[str, Any] = {"kind": kind, "task": task, "node": pending["node"]}
     expires = None
     if kind == Suspension.APPROVAL and node is not None and node.pending is not None:
@@ -72,9 +72,9 @@ def interrupt_of(session: Any, key: bytes, tool_call_id: str | None = None) -> I
         tables = _tables_of(session, node)
         if tables:
             meta["tables"] = tables  # lists shown item by item: one row per passenger, line, …
-        expires = iso(node.pending.asked_at + session.settings.reconfirm_after) if node.pending.asked_at else None
+        expires = iso(node.pending.asked_at + session.env.settings.reconfirm_after) if node.pending.asked_at else None
     elif kind == Suspension.VERIFY and node is not None:
-        ev = session.evidence.get(node.verify_evidence or "")
+        ev = session.env.evidence.get(node.verify_evidence or "")
         meta.update(tool=ev.tool if ev else None, evidence=node.verify_evidence)
     elif kind == Suspension.FOLLOW_UP:
         meta["expected_fields"] = list(pending.get("expected_fields") or [])

@@ -34,7 +34,7 @@ def _die() -> None:
 def _kind(session: Any, reply: Any) -> str:
     if reply is not None:
         return "turn"
-    writes = [ev for ev in session._dirty.values() if ev.side_effect == "WRITE"]
+    writes = [ev for ev in session.dirty.values() if ev.side_effect == "WRITE"]
     if any(ev.status == "STARTED" for ev in writes):
         return "prereg"
     return "settled" if writes else "other"

@@ -36,7 +36,7 @@ async def run(job: dict[str, Any]) -> None:
     def on_invoked(tool: str, args: dict[str, Any]) -> None:
         s = session_ref.get("s")
         trace.emit("mcp.invoked", session=s.id if s else job.get("session", "s1"),
-                   turn=s.session.turn if s else 0, tool=tool, args=args)
+                   turn=s.env.session.turn if s else 0, tool=tool, args=args)
 
     servers = {name: McpServerConfig(**spec) for name, spec in job["servers"].items()}
     model = ScriptedModel()
