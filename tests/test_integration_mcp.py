@@ -82,7 +82,7 @@ class Run:
         """Play one turn; returns the reply and that turn's events."""
         self.model.load_turn(script)
         reply = await (self.session.send(user) if user is not None else self.session.answer(answer or {}))
-        return reply, of_turn(self.trace.events, self.session.session.turn)
+        return reply, of_turn(self.trace.events, self.session.env.session.turn)
 
     def invocations(self, tool: str) -> list[dict[str, Any]]:
         """The args of every mcp.invoked of `tool` so far."""

@@ -98,11 +98,11 @@ def test_finish_refuses_a_required_output_whose_source_is_not_allowed(tmp_path: 
     s = run_two_nodes(h)
     node = s.env.task.nodes["b"]
     node.outputs = {"lines": {"value": [{"sku": "X", "qty": 1}], "source": "USER", "ref": None}}
-    assert finish_check(s, node, "done")[0] == "FINISH_OUTPUT_SOURCE"
+    assert finish_check(s.env, node, "done")[0] == "FINISH_OUTPUT_SOURCE"
     node.outputs["lines"]["source"] = "EVIDENCE"
-    assert finish_check(s, node, "done") is None
+    assert finish_check(s.env, node, "done") is None
     node.outputs["lines"]["value"] = []
-    assert finish_check(s, node, "done")[0] == "FINISH_OUTPUT_MISSING"
+    assert finish_check(s.env, node, "done")[0] == "FINISH_OUTPUT_MISSING"
 
 
 def test_dangling_tool_calls_are_answered_after_a_crash() -> None:

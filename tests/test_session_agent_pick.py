@@ -44,7 +44,7 @@ def test_a_picked_agent_is_used_without_routing(compiled_example: Any, tmp_path:
     assert [(e["agent"], e["via"]) for e in routed] == [("billing", "user")]
     assert "route" not in [r.purpose for r in model.requests]  # the model was not asked to route
     assert session.state()["active_task"]["agent"] == "billing"
-    assert all(skill.startswith("inv.") for skill in session.agent_skills("billing")) and reply.task == "t1"
+    assert all(skill.startswith("inv.") for skill in session.env.agent_skills("billing")) and reply.task == "t1"
 
 
 def test_an_unknown_agent_is_refused_before_the_turn(compiled_example: Any, tmp_path: Path) -> None:
