@@ -236,6 +236,10 @@ class Emitter:
                 return _call("r.origin", args[0], self._what(node.args[0]))
             if node.func not in _FUNCTIONS:  # the checker refuses it; codegen never guesses
                 raise UnsafeLiteral(f"unknown rule function {node.func!r}")
+            if node.func == "sum" and _decimal_valued(node):
+                # a list of exact decimals (a comprehension): Python's sum adds them as cel.sum_
+                # does, and gives the int 0 for none, as it does
+                return _call("sum", *args)
             return _call(_FUNCTIONS[node.func], *args)
         target = self.tree(node.target)
         if node.func in TIME_PARTS:

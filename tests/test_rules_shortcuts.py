@@ -148,7 +148,12 @@ def test_a_verdict_with_every_rule_held_and_one_with_failures() -> None:
 
 def test_exact_decimals_compare_with_python_operators_and_the_same_values() -> None:
     code = eval_expression("sum(xs.map(x, decimal(x))) == decimal(t)", {"xs": [10, 44.5], "t": 54.5}).code
-    assert code.startswith("(cel.sum_(") and code.endswith(' == cel.to_decimal(r.var("t")))')
+    assert code.startswith("(sum([cel.to_decimal(") and code.endswith(' == cel.to_decimal(r.var("t")))')
+    for xs in ([], [10], [10, 44.5], [-0.0], [-0.0, 0.0], ["1.50", 2], [0.1] * 30, ["1e30", "1e-30"]):
+        got = eval_expression("sum(xs.map(x, decimal(x)))", {"xs": xs})
+        want = cel.sum_([cel.to_decimal(x) for x in xs])
+        assert got.ok and type(got.value) is type(want) and str(got.value) == str(want), (xs, got)
+    assert "cannot be decided" not in eval_expression("sum(xs.map(x, decimal(x)))", {"xs": [1]}).message
     for xs, t, want in (([10, 44.5], 54.5, True), ([], 0, True), ([], 0.5, False), ([0.1, 0.2], 0.3, True),
                         ([-0.0], 0, True), ([1], "1.0", True)):
         for text, expected in ((f"sum(xs.map(x, decimal(x))) == decimal(t)", want),
