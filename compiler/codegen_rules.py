@@ -66,6 +66,7 @@ class Py:
     head: str
     args: tuple["Py", ...] = ()
     kind: str = "atom"  # atom | call | lambda | cond | comp (`[elt for head in iterable]`) | infix (`(a head b)`)
+    #                     | sub (`operand[head]`)
     brackets: str = "()"
 
     def flat(self) -> str:
@@ -79,6 +80,8 @@ class Py:
             return f"({then} if cel.truth({cond}) else {other})"
         if self.kind == "infix":
             return f"({self.args[0].flat()} {self.head} {self.args[1].flat()})"
+        if self.kind == "sub":
+            return f"{self.args[0].flat()}[{self.head}]"
         if self.kind == "comp":
             return f"[{self.args[0].flat()} for {self.head} in {self.args[1].flat()}{self._cond_flat()}]"
         return self.head
@@ -98,6 +101,8 @@ class Py:
             return f"{self.head}{self.brackets[0]}\n{inner}{' ' * indent}{self.brackets[1]}"
         if self.kind == "lambda":
             return self.head + self.args[0].layout(indent, lead + len(self.head))
+        if self.kind == "sub":
+            return f"{self.args[0].layout(indent, lead)}[{self.head}]"
         if self.kind == "infix":
             left, right = self.args
             return (f"(\n{pad}{left.layout(indent + 4)}\n{pad}{self.head} "
@@ -154,6 +159,7 @@ class Emitter:
 
     text: str
     bound: frozenset[str] = frozenset()
+    fast: bool = False  # a field is read by subscript (a rule's fast form: see rule_body)
 
     def src(self, node: A.Node) -> str:
         """The expression's own text of a node (for messages naming what was missing)."""
@@ -181,6 +187,8 @@ class Emitter:
             kind, tool = ns
             return _call(f"r.{kind}", _atom(literal(tool)))
         if isinstance(node, A.Select):
+            if self.fast:
+                return Py(literal(node.field), (self.tree(node.operand),), "sub")
             return _call("cel.select", self.tree(node.operand), _atom(literal(node.field)), self._what(node))
         if isinstance(node, A.Has):
             return _call("cel.has", self.tree(node.operand), _atom(literal(node.field)), self._what(node))
@@ -212,7 +220,7 @@ class Emitter:
         if isinstance(node, A.Cond):
             return Py("", (self.tree(node.then), self.tree(node.cond), self.tree(node.other)), "cond")
         if isinstance(node, A.Macro):
-            inner = Emitter(self.text, self.bound | {node.var})
+            inner = Emitter(self.text, self.bound | {node.var}, self.fast)
             var = local_name(node.var)
             target = self.tree(node.target)
             if node.kind == "map":
@@ -324,7 +332,31 @@ def always_bool(node: A.Node) -> bool:
 
 def rule_body(plan: RulePlan) -> list[str]:
     """The lines of a rule function's body, indented: the lets the guard needs, the guard, the
-    other lets, the rule's value; laid out within 100 columns."""
+    other lets, the rule's value; laid out within 100 columns. A rule that reads a field has a
+    fast form first, reading fields by subscript: where a field is there it is what
+    `cel.select` gives, and where one is missing or the value is not a map the subscript raises
+    KeyError or TypeError (which nothing on the way absorbs), and the general form after it
+    decides as CEL does, naming what was missing."""
+    general = _body(plan, False)
+    if not _reads_a_field(plan):
+        return general
+    fast = _body(plan, True)
+    return (["    try:"] + ["    " + line for line in fast]
+            + ["    except (KeyError, TypeError):  # a field missing, or not a map: the general form says which",
+               "        pass"] + general)
+
+
+def _reads_a_field(plan: RulePlan) -> bool:
+    nodes = [node for _, _, node in plan.lets] + [plan.expr] + ([plan.when] if plan.when is not None else [])
+    while nodes:
+        n = nodes.pop()
+        if isinstance(n, A.Select) and namespace_tool(n) is None:
+            return True
+        nodes.extend(A.children(n))
+    return False
+
+
+def _body(plan: RulePlan, fast: bool) -> list[str]:
     lines: list[str] = []
     bound: frozenset[str] = frozenset()
 
@@ -333,17 +365,17 @@ def rule_body(plan: RulePlan) -> list[str]:
 
     for name, text, node in plan.lets:
         if name in plan.guard_lets:
-            statement(f"{local_name(name)} = ", Emitter(text, bound).tree(node))
+            statement(f"{local_name(name)} = ", Emitter(text, bound, fast).tree(node))
             bound = bound | {name}
     if plan.when is not None and plan.when_text is not None:
-        guard = Emitter(plan.when_text, bound).tree(plan.when)
+        guard = Emitter(plan.when_text, bound, fast).tree(plan.when)
         statement("if not ", guard if always_bool(plan.when) else _call("cel.truth", guard, _atom('"when"')), ":")
         lines.append("        return cel.SKIPPED")
     for name, text, node in plan.lets:
         if name not in plan.guard_lets:
-            statement(f"{local_name(name)} = ", Emitter(text, bound).tree(node))
+            statement(f"{local_name(name)} = ", Emitter(text, bound, fast).tree(node))
             bound = bound | {name}
-    emitter = Emitter(plan.expr_text, bound)
+    emitter = Emitter(plan.expr_text, bound, fast)
     sides = _sides(plan.expr)
     if len(sides) > 1:
         _logic_return(plan.expr, sides, emitter, statement, lines)
@@ -385,7 +417,7 @@ def _quantifier_return(node: A.Node, emitter: Emitter, statement: Callable[..., 
     assert isinstance(node, A.Macro) and node.pred is not None
     found = node.kind == "exists"
     var = local_name(node.var)
-    pred = Emitter(emitter.text, emitter.bound | {node.var}).tree(node.pred)
+    pred = Emitter(emitter.text, emitter.bound | {node.var}, emitter.fast).tree(node.pred)
     lines.append("    try:")
     statement(f"for {var} in ", _call("cel.items", emitter.tree(node.target), _atom(literal(node.kind))), ":", 8)
     statement("if " if found else "if not ", pred, ":", 12)

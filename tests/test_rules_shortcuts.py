@@ -244,3 +244,56 @@ def test_a_rule_of_all_or_exists_as_a_loop_decides_as_the_expression_does(expr: 
                       records=lambda: (), vars={"xs": xs})
         want = _outcome(lambda s: eval(general, {"cel": cel, "r": s}), scope)  # noqa: S307 - our own code
         assert _outcome(fn, scope) == want, (expr, xs, source)
+
+
+FIELD_EXPRS = ["o.f == 1", "o.f.g == 'k'", "o.f", "has(o.f) && o.f > 0", "o.f == 1 ? o.g : false",
+               "o.l.map(x, x.f).size() == 2", "o.l.filter(x, x.f == 1).size() > 0", "o.l.exists_one(x, x.f == 1)",
+               "o.l.all(x, x.f > 0)", "o.l.exists(x, x.f == 'k' || x.g == 'k')", "o['f'] == 1 || o.g == true",
+               "o.f + 1 > 1 && o.g == true", "o.l[0].f == 1", "o.f in [1, 2] || !o.g"]
+FIELD_VALUES: list[Any] = [None, 1, "s", [], {}, {"f": 1}, {"f": 2, "g": True}, {"f": {"g": "k"}}, {"g": False},
+                           {"f": 1, "g": "k"}, {"l": []}, {"l": [{"f": 1}]}, {"l": [{"f": 1}, {"f": 2}]},
+                           {"l": [{"g": "k"}, {"f": 1}]}, {"l": [1, {"f": "k"}]}, {"l": [{"f": 0}, "x"]}, {"l": "s"},
+                           {"l": {"a": 1}}]
+
+
+@pytest.mark.parametrize("expr", FIELD_EXPRS)
+def test_a_rule_reading_fields_by_subscript_first_decides_as_the_expression_does(expr: str) -> None:
+    fn, source = _compiled_rule(expr)
+    assert "    except (KeyError, TypeError):" in source and "cel.select(" in source
+    general = eval_expression(expr, {"o": {}}).code
+    for o in FIELD_VALUES:
+        scope = Scope(args={}, platform={}, shared={}, inputs={}, now=datetime(2027, 1, 1, tzinfo=timezone.utc),
+                      records=lambda: (), vars={"o": o})
+        want = _outcome(lambda s: eval(general, {"cel": cel, "r": s}), scope)  # noqa: S307 - our own code
+        if want is not None and not isinstance(want, bool):
+            want = _outcome(lambda s: cel.result(eval(general, {"cel": cel, "r": s})), scope)  # noqa: S307
+        assert _outcome(fn, scope) == want, (expr, o, source)
+
+
+def test_a_rule_reading_no_field_has_one_form_only() -> None:
+    assert "KeyError" not in _compiled_rule("latest.t == 1 && evidence.t.size() > 0")[1]
+
+
+def test_a_rule_with_lets_and_a_guard_reading_fields_decides_as_its_parts_do() -> None:
+    from skillc.compiler import ir
+    from skillc.compiler.codegen_rules import plan_rule, rule_body
+
+    rule = ir.Rule(name="r", lets=[ir.RuleLet(name="v", text="o.f")], when="o.g == true", expr="v == 1", message="m")
+    source = "from skillc.runtime import cel\n\n\ndef rule(r):\n" + "\n".join(rule_body(plan_rule(rule))) + "\n"
+    space: dict[str, Any] = {}
+    exec(compile(source, "<rule>", "exec"), space)  # noqa: S102 - generated from our own texts
+    guard, value = eval_expression("o.g == true", {"o": {}}).code, eval_expression("o.f == 1", {"o": {}}).code
+
+    def reference(s: Any) -> Any:
+        if not eval(guard, {"cel": cel, "r": s}):  # noqa: S307 - our own code
+            return None
+        return eval(value, {"cel": cel, "r": s})  # noqa: S307 - our own code
+
+    for o in FIELD_VALUES:
+        scope = Scope(args={}, platform={}, shared={}, inputs={}, now=datetime(2027, 1, 1, tzinfo=timezone.utc),
+                      records=lambda: (), vars={"o": o})
+        got, want = _outcome(space["rule"], scope), _outcome(reference, scope)
+        if isinstance(want, str):  # the let is read first: its error may come before the guard's
+            assert isinstance(got, str), (o, got, source)
+        else:
+            assert got == want, (o, source)
