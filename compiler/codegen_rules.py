@@ -5,10 +5,16 @@ Each rule becomes one function `_<tool>__rule__<name>(r)` over the runtime's rul
 `return cel.SKIPPED`, its expression as one `return cel.result(…)` (just `return …` when the
 expression always yields a bool: a comparison, logic, `all`/`exists`). Every operator is a call of
 `skillc.runtime.cel`, except where Python's own operator decides the same (`==`, `!=` and `in`
-against string literals, `==` and `!=` between exact decimals) and `map`/`filter` (comprehensions); `&&`, `||` and the other macros
-take lambdas, so CEL's short-circuit and error-absorbing semantics hold. Contract text reaches the code only as literals (`literal`,
-`comment`); a CEL name becomes `v_<name>` (CEL names are ASCII identifiers, so the result is one
-too, and never a Python keyword or builtin).
+against string literals, `==` and `!=` between exact decimals, `sum` of decimals) and `map`/`filter`
+(comprehensions); `&&`, `||` and the other macros take lambdas, so CEL's short-circuit and
+error-absorbing semantics hold, except at the top of a rule, where `a && b && …` (or `||`) of bool
+sides is statements and `all`/`exists` over a bool condition a loop, handing the whole to the
+general helper when a side or item cannot be decided. A rule that reads a field has a fast form
+first that reads fields by subscript; a missing field or a value that is not a map raises
+KeyError/TypeError there and the general form (`cel.select`) decides, naming what was missing.
+Contract text reaches the code only as literals (`literal`, `comment`); a CEL name becomes
+`v_<name>` (CEL names are ASCII identifiers, so the result is one too, and never a Python keyword
+or builtin).
 """
 from __future__ import annotations
 
