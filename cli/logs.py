@@ -53,7 +53,8 @@ def shown_elsewhere(*kinds: str) -> None:
 def level_for(verbose: int = 0, quiet: int = 0, name: str | None = None) -> int:
     """The `skillc` logger's level: --log-level wins; else warning, -v info, -vv debug, -q error."""
     if name and name.lower() in LEVELS:
-        return getattr(logging, name.upper())
+        level: int = getattr(logging, name.upper())
+        return level
     if verbose:
         return logging.INFO if verbose == 1 else logging.DEBUG
     if quiet:

@@ -3,7 +3,7 @@ that may supply it, its missing action, its metadata, and the issues it can rais
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from skillc.compiler import ir
 from skillc.compiler.codegen_literals import ROOT_OF_PREFIX, Code, comment, expr_code, has_each, literal, parts_of, unique_code
@@ -35,8 +35,8 @@ class ArgView:
     provenance_issue: Code | None = None
     provenance_note: Code = Code("")
     enum_issue: Code | None = None
-    evidence_fields: tuple = ()  # resolved typed-evidence fields (compiler.evidence_fields)
-    path: tuple = ()  # the argument's parts as a value (the tool's facts name them: ToolMeta.sensitive_paths)
+    evidence_fields: tuple[Any, ...] = ()  # resolved typed-evidence fields (compiler.evidence_fields)
+    path: tuple[Any, ...] = ()  # the argument's parts as a value (the tool's facts name them: ToolMeta.sensitive_paths)
     sensitive: bool = False
 
 
@@ -107,13 +107,13 @@ def arg_view(names: Names, tool: str, param: str, arg: ir.ArgContract, consts: l
     return view
 
 
-def _each_split(parts: tuple) -> Code:
+def _each_split(parts: tuple[Any, ...]) -> Code:
     """The arguments `rt.each_values` takes for a `[]` path (empty for a plain one)."""
     split = split_each(parts)
     return Code("") if split is None else Code(f"{literal(split[0])}, {literal(split[1])}")
 
 
-def _read_code(parts: tuple) -> Code:
+def _read_code(parts: tuple[Any, ...]) -> Code:
     """Code reading the argument's value from `args`: a plain top-level key is a dict lookup
     (what get_path would do on one member, without the call)."""
     if len(parts) == 1 and parts[0][0] == "k":
@@ -121,7 +121,7 @@ def _read_code(parts: tuple) -> Code:
     return Code(f"rt.get_path(args, {literal(parts)})")
 
 
-def _set_binding(view: ArgView, arg: ir.ArgContract, parts: tuple) -> None:
+def _set_binding(view: ArgView, arg: ir.ArgContract, parts: tuple[Any, ...]) -> None:
     """How the runtime fills the argument (§5.2, §5.4): a constant, a value read from its `from`
     expression, or an array template copying item by item when both paths hold `[]`."""
     expr = arg.from_
@@ -141,7 +141,7 @@ def _set_binding(view: ArgView, arg: ir.ArgContract, parts: tuple) -> None:
     view.bound = arg.has_const or expr is not None
 
 
-def _matchers(param: str, sources: Sequence[str], fields: tuple | None = None) -> list[tuple[Code, Code, Code]]:
+def _matchers(param: str, sources: Sequence[str], fields: tuple[Any, ...] | None = None) -> list[tuple[Code, Code, Code]]:
     """The if/elif chain testing an unbound value against each legal source in contract order
     (§5.3); sources after MODEL are never reached, since MODEL accepts any value. With typed
     evidence (`fields`: the resolved `evidence` names) EVIDENCE looks only there."""
@@ -186,7 +186,7 @@ def _allowed_set(names: Names, tool: str, param: str, arg: ir.ArgContract, const
     return name
 
 
-def _arg_meta(view: ArgView, param: str, parts: tuple, arg: ir.ArgContract, sources: Sequence[str]) -> Code:
+def _arg_meta(view: ArgView, param: str, parts: tuple[Any, ...], arg: ir.ArgContract, sources: Sequence[str]) -> Code:
     """The argument's rt.ArgMeta record (what approval summaries, traces and diff read)."""
     expr = arg.from_
     is_platform = expr is not None and expr.kind == "platform"

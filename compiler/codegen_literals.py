@@ -106,9 +106,9 @@ def comment(value: Any) -> Code:
     return Code(text)
 
 
-def parts_of(path: Iterable[ir.PathPart]) -> tuple:
+def parts_of(path: Iterable[ir.PathPart]) -> tuple[Any, ...]:
     """IR path parts as the compact tuples of `skillc.runtime.support` (("k", n), ("i", i), ("e",))."""
-    out: list[tuple] = []
+    out: list[tuple[Any, ...]] = []
     for p in path:
         if p.kind == "key":
             out.append(("k", p.name or ""))
@@ -119,7 +119,7 @@ def parts_of(path: Iterable[ir.PathPart]) -> tuple:
     return tuple(out)
 
 
-def has_each(parts: tuple) -> bool:
+def has_each(parts: tuple[Any, ...]) -> bool:
     """Whether a path tuple holds an each-item part (`[]`)."""
     return any(p[0] == "e" for p in parts)
 

@@ -40,9 +40,9 @@ class Names:
     refused (only a sha256 prefix collision between two odd names could cause one)."""
 
     def __init__(self) -> None:
-        self._meaning: dict[str, tuple] = {}
+        self._meaning: dict[str, tuple[Any, ...]] = {}
 
-    def make(self, meaning: tuple, *parts: str) -> Code:
+    def make(self, meaning: tuple[Any, ...], *parts: str) -> Code:
         name = "_" + "__".join(parts)
         if self._meaning.setdefault(name, meaning) != meaning:
             raise UnsafeLiteral(f"two contract names map to the generated name {name}")

@@ -115,7 +115,7 @@ def _loosened(old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool | 
     if new is None or old is None:
         return new is None
     if new["op"] == "ANY" or old["op"] == "ANY":  # any non-empty response: below every op
-        return new["op"] == "ANY"
+        return bool(new["op"] == "ANY")
     if old["path"] != new["path"]:
         return None
     o, n = old["op"], new["op"]

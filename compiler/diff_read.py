@@ -256,7 +256,7 @@ def _field_text(field: Any) -> str:
     return f"{tool or '*'}:{key}" + (("" if rest.startswith("[]") else ".") + rest if rest else "")
 
 
-def _enum_text(key: tuple) -> str:
+def _enum_text(key: tuple[Any, ...]) -> str:
     """An `rt.enum_key` key as the JSON text of its value ("j" keys already are JSON text)."""
     return key[1] if key[0] == "j" else json.dumps(key[1], ensure_ascii=False)
 

@@ -24,7 +24,7 @@ class Sink(Protocol):
 
 def shape(node: A.Node) -> Any:
     """A node without its positions: two texts that differ only in spacing have one shape."""
-    fields = [f for f in node.__dataclass_fields__ if f not in ("pos", "var_pos")]  # type: ignore[union-attr]
+    fields = [f for f in node.__dataclass_fields__ if f not in ("pos", "var_pos")]
     out: list[Any] = [type(node).__name__]
     for f in fields:
         v = getattr(node, f)
@@ -55,8 +55,8 @@ def _extends(new: Any, old: Any, op: str) -> bool:
 
 def _same(a: Any, b: Any) -> bool:
     if hasattr(a, "pos") and hasattr(b, "pos"):
-        return shape(a) == shape(b)
-    return a == b
+        return bool(shape(a) == shape(b))
+    return bool(a == b)
 
 
 def compare_rules(c: Sink, tool: str, old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> None:

@@ -9,14 +9,16 @@ sources has no effect (SC802).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from skillc.compiler import ir
 from skillc.compiler.codegen_literals import parts_of
 from skillc.compiler.diagnostics import Diagnostic, make
 
-Resolved = tuple[str | None, str, tuple]  # (tool or None, extract key, path parts as runtime tuples)
+Resolved = tuple[str | None, str, tuple[Any, ...]]  # (tool or None, extract key, path parts as runtime tuples)
 
 
-def _under(extract: list[ir.PathPart], path: list[ir.PathPart]) -> tuple | None:
+def _under(extract: list[ir.PathPart], path: list[ir.PathPart]) -> tuple[Any, ...] | None:
     """The rest of `path` below `extract`'s path, or None when `path` is not under it. A `[]` in
     the named path may stand where the extract's path goes on (a list mapped item by item)."""
     rest = list(path)

@@ -59,7 +59,7 @@ def _segment(name: str) -> ir.PathPart:
     return _part(name)
 
 
-class _ToIR(Transformer):
+class _ToIR(Transformer[Token, Any]):
     """Builds IR straight from the LALR reductions (span-less; spans are added by the caller)."""
 
     def segment(self, c: list[Token]) -> list[ir.PathPart]:

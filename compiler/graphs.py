@@ -203,7 +203,8 @@ def _break_cycles(g: nx.DiGraph, facts: dict[str, dict[str, Any]], files: dict[s
 
 def graph_to_data(g: nx.DiGraph) -> dict[str, Any]:
     """JSON data of a template (networkx node-link form, edges under "edges")."""
-    return nx.node_link_data(g, edges="edges")
+    data: dict[str, Any] = nx.node_link_data(g, edges="edges")
+    return data
 
 
 def to_mermaid(g: nx.DiGraph) -> str:

@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Iterator
 from importlib import resources
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 from lark import Lark, Token, Transformer
 from lark.lexer import Lexer
@@ -28,7 +28,7 @@ from skillc.runtime.border import clean_text
 # Spans are built with model_construct: their fields are a token's own integers, and validating
 # ~130 of them per contract was a fifth of a cold compile. (Typed loosely: lark types a token's
 # positions as optional, and the basic lexer always sets them.)
-_SPAN: Any = ir.Span.model_construct
+_SPAN: Callable[..., ir.Span] = ir.Span.model_construct
 
 
 def _tspan(t: Token) -> ir.Span:
@@ -56,7 +56,7 @@ def _number(s: str) -> int | float:
     return int(s) if s.lstrip("-").isdigit() else float(s)
 
 
-class _ToJ(Transformer):
+class _ToJ(Transformer[Token, Any]):
     """Inline LALR callbacks: each reduction yields a J (no tree is built)."""
 
     def start(self, c: list[J]) -> J:
@@ -113,7 +113,7 @@ class _FastLexer(Lexer):
         while pos < n:
             m = match(text, pos)
             if m is None:
-                raise UnexpectedCharacters(text, pos, line, pos - line_start + 1, allowed=self.allowed)
+                raise UnexpectedCharacters(text, pos, line, pos - line_start + 1, allowed=self.allowed)  # type: ignore[no-untyped-call]  # lark leaves it unannotated
             end = m.end()
             name = m.lastgroup
             assert name is not None  # every alternative of the regex is a named group

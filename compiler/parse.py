@@ -145,7 +145,8 @@ class _Builder:
             self._d("SC114", "error", f"{where} must be a string, one of {', '.join(allowed)}; found {KIND_NAMES[j.kind]}", j.span)
             return None
         if j.value in allowed:
-            return j.value
+            value: str = j.value
+            return value
         same = [a for a in allowed if a.lower() == j.value.lower()]
         close = difflib.get_close_matches(j.value.upper(), allowed, n=1, cutoff=0.75)
         help = (f"did you mean '{same[0]}'? enum values are case-sensitive" if same

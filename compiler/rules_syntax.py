@@ -103,7 +103,7 @@ def _string_value(tok: Token) -> str:
 
 
 @v_args(meta=True)
-class _ToAst(Transformer):
+class _ToAst(Transformer[Token, Any]):
     """Parse tree -> rule IR; each node keeps its source range."""
 
     def __init__(self, text: str) -> None:
@@ -269,7 +269,7 @@ def parse_rule_expr(text: str) -> A.Node:
     deep = RuleError(f"the expression nests more than {MAX_DEPTH} levels deep: split it with let", 0, len(text))
     try:
         tree = _parser().parse(text)
-        node = _ToAst(text).transform(tree)
+        node: A.Node = _ToAst(text).transform(tree)
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc) from None
     except VisitError as exc:

@@ -60,7 +60,7 @@ class SourceError(SkillcError):
     """A studio source that cannot be read at all (missing, unreadable, malformed)."""
 
 
-def _active(status: Any) -> bool:
+def _active(status: object) -> bool:
     return status == "ACTIVE"
 
 

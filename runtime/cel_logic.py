@@ -128,9 +128,9 @@ def index(obj: Any, key: Any, what: str) -> Any:
     raise Undecidable(what, f"a {type_name(obj)} cannot be indexed")
 
 
-def make_map(entries: Iterable[tuple[Any, Any]]) -> dict:
+def make_map(entries: Iterable[tuple[Any, Any]]) -> dict[Any, Any]:
     """`{k: v, …}`: keys are strings, ints or bools; a repeated key cannot be decided."""
-    out: dict = {}
+    out: dict[Any, Any] = {}
     for k, v in entries:
         if not (type(k) in (str, int, bool)):
             raise Undecidable("{…}", f"a {type_name(k)} cannot be a map key")
@@ -150,7 +150,7 @@ def size(v: Any) -> int:
 # ---------------------------------------------------------------- macros
 
 
-def items(coll: Any, macro: str) -> list:
+def items(coll: Any, macro: str) -> list[Any]:
     """What a macro ranges over: a list's items, a map's keys (generated `map` and `filter`
     comprehensions iterate this)."""
     if type(coll) is list:
@@ -158,7 +158,7 @@ def items(coll: Any, macro: str) -> list:
     return _items(coll, macro)
 
 
-def _items(coll: Any, macro: str) -> list:
+def _items(coll: Any, macro: str) -> list[Any]:
     if isinstance(coll, list):
         return coll
     if isinstance(coll, dict):
@@ -219,12 +219,12 @@ def exists_one(coll: Any, pred: Callable[[Any], Any]) -> bool:
     return sum(1 for item in _items(coll, "exists_one") if truth(pred(item), "exists_one")) == 1
 
 
-def filter_(coll: Any, pred: Callable[[Any], Any]) -> list:
+def filter_(coll: Any, pred: Callable[[Any], Any]) -> list[Any]:
     """`coll.filter(x, p)`: the items (map keys) for which p is true."""
     return [item for item in _items(coll, "filter") if truth(pred(item), "filter")]
 
 
-def map_(coll: Any, fn: Callable[[Any], Any], pred: Callable[[Any], Any] | None = None) -> list:
+def map_(coll: Any, fn: Callable[[Any], Any], pred: Callable[[Any], Any] | None = None) -> list[Any]:
     """`coll.map(x, e)` and `coll.map(x, p, e)` (only the items for which p is true)."""
     items = coll if type(coll) is list else _items(coll, "map")
     if pred is not None:
@@ -258,7 +258,7 @@ def sum_(coll: Any) -> Any:
 _ZERO = Decimal(0)
 
 
-def _bad_list(fn: str, v: Any) -> list:
+def _bad_list(fn: str, v: Any) -> list[Any]:
     raise Undecidable(fn, f"expected a list, found {type_name(v)}")
 
 

@@ -323,7 +323,7 @@ def ge(a: Any, b: Any) -> bool:
 _ABSENT = object()
 
 
-def _map_get(m: dict, key: Any) -> Any:
+def _map_get(m: dict[Any, Any], key: Any) -> Any:
     if type(key) in (str, bool) or key is None:
         return m.get(key, _ABSENT) if type(key) is not bool else next(
             (v for k, v in m.items() if type(k) is bool and k == key), _ABSENT)

@@ -117,7 +117,7 @@ class NodeContext:
                 if ev is not None and ev.status == success and ev.business_ok is not False:
                     yield ev
 
-    def evidence_value(self, key: str, parts: tuple) -> Any:
+    def evidence_value(self, key: str, parts: tuple[Any, ...]) -> Any:
         for ev in self.visible_evidence():
             if key in ev.values:
                 value = get_path(ev.values[key], parts)
@@ -154,7 +154,7 @@ class NodeContext:
                         return True
         return False
 
-    def evidence_in(self, value: Any, fields: tuple) -> bool:
+    def evidence_in(self, value: Any, fields: tuple[Any, ...]) -> bool:
         """Typed EVIDENCE: `value` is found at one of the named record fields — (tool or None,
         extract key, path inside the extract) — of visible successful evidence (§9's order);
         always within what evidence_has accepts, so naming fields only narrows."""
@@ -177,7 +177,7 @@ class NodeContext:
             return ent.get("attrs", {}).get(attr, MISSING)
         return MISSING
 
-    def upstream_output(self, parts: tuple) -> Any:
+    def upstream_output(self, parts: tuple[Any, ...]) -> Any:
         nodes = self.env.task.nodes if self.env.task else {}
         for n in upstream_order(nodes, self.node)[1:]:
             if n.state != NodeStatus.DONE:
@@ -216,7 +216,7 @@ class NodeContext:
     def session_has(self, param: str, value: Any) -> bool:
         return self._mapping_has(self.session, param, value)
 
-    def prior_has(self, value: Any, ref: tuple | None) -> bool:
+    def prior_has(self, value: Any, ref: tuple[Any, ...] | None) -> bool:
         if ref is not None:
             found = self.prior(*ref)
             return found is not MISSING and _same(found, value)

@@ -14,7 +14,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from skillc.runtime.errors import SkillcError
 from skillc.runtime.model.base import ToolSpec
@@ -199,7 +199,7 @@ def _int(args: dict[str, Any], name: str, default: Any = _MISSING) -> int:
     if value is _MISSING or value is None:
         if default is _MISSING:
             raise EnvToolError(f"{name} is required")
-        return default
+        return cast(int, default)
     if isinstance(value, bool):
         raise EnvToolError(f"{name}: expected a whole number, got {value!r}")
     if isinstance(value, float) and value.is_integer():
@@ -227,7 +227,7 @@ def _str(args: dict[str, Any], name: str, default: Any = _MISSING) -> Any:
 
 def _unit(args: dict[str, Any]) -> str:
     """`unit`, case-insensitive, singular or plural (Java's ChronoUnit spells DAYS)."""
-    raw = _str(args, "unit", "days").strip().lower()
+    raw: str = _str(args, "unit", "days").strip().lower()
     unit = raw if raw.endswith("s") else raw + "s"
     if unit not in UNITS:
         raise EnvToolError(f"unit: unknown unit {args.get('unit')!r}; use one of {', '.join(UNITS)}")

@@ -12,15 +12,15 @@ from typing import Any, Callable
 from skillc.runtime.idtext import ascii_int
 from skillc.runtime.values import MISSING, canonical, deep_copy, has_value
 
-Part = tuple  # ("k", name) | ("i", index) | ("e",)
+Part = tuple[Any, ...]  # ("k", name) | ("i", index) | ("e",)
 
 
 @lru_cache(maxsize=4096)
-def parse_path(text: str, *, each: bool = True) -> tuple:
+def parse_path(text: str, *, each: bool = True) -> tuple[Any, ...]:
     """The parts of dotted path text (`lines[].goodsCode`, `data.0.id`): a digit segment is an
     index, `name[]` is the name then each item (with each=False the `[]` is dropped, so the name
     maps over a list's items as in get_path). Cached: the same text is parsed once."""
-    parts: list[tuple] = []
+    parts: list[tuple[Any, ...]] = []
     for seg in text.split("."):
         star = seg.endswith("[]")
         name = seg[:-2] if star else seg
@@ -32,7 +32,7 @@ def parse_path(text: str, *, each: bool = True) -> tuple:
     return tuple(parts)
 
 
-def path_text(parts: tuple) -> str:
+def path_text(parts: tuple[Any, ...]) -> str:
     """The dotted text of a parts tuple (`lines[].goodsCode`)."""
     out = ""
     for part in parts:
@@ -43,7 +43,7 @@ def path_text(parts: tuple) -> str:
     return out
 
 
-def get_path(value: Any, parts: tuple) -> Any:
+def get_path(value: Any, parts: tuple[Any, ...]) -> Any:
     """The value at `parts`, MISSING when absent. A name applied to a list maps over its items."""
     for i, part in enumerate(parts):
         kind = part[0]
@@ -73,7 +73,7 @@ def get_path(value: Any, parts: tuple) -> Any:
     return value
 
 
-def set_path(target: dict, parts: tuple, value: Any) -> None:
+def set_path(target: dict[str, Any], parts: tuple[Any, ...], value: Any) -> None:
     """Set a key path (no `[]`), creating intermediate objects."""
     cur: Any = target
     for part in parts[:-1]:
@@ -95,7 +95,7 @@ def set_path(target: dict, parts: tuple, value: Any) -> None:
         cur[last[1]] = value
 
 
-def at_path(value: Any, parts: tuple, act: Callable[[Any, Any], None]) -> None:
+def at_path(value: Any, parts: tuple[Any, ...], act: Callable[[Any, Any], None]) -> None:
     """Call act(container, key) at every place `parts` reaches in `value` (each item for `[]`, a
     name mapped over a list's items as in get_path). The caller edits there: mask, delete, …"""
     if not parts:
@@ -122,7 +122,7 @@ def at_path(value: Any, parts: tuple, act: Callable[[Any, Any], None]) -> None:
                 at_path(item, parts, act)
 
 
-def split_each(parts: tuple) -> tuple[tuple, tuple] | None:
+def split_each(parts: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
     """(before, after) of the first `[]` in a path, or None when it has none."""
     for i, part in enumerate(parts):
         if part[0] == "e":
@@ -130,7 +130,7 @@ def split_each(parts: tuple) -> tuple[tuple, tuple] | None:
     return None
 
 
-def arg_values(args: dict, parts: tuple) -> list[Any] | None:
+def arg_values(args: dict[str, Any], parts: tuple[Any, ...]) -> list[Any] | None:
     """An argument's value(s): one value for a plain path, one per item for a `[]` path.
 
     None when the argument has no value at all; MISSING entries for items lacking it.
@@ -142,7 +142,7 @@ def arg_values(args: dict, parts: tuple) -> list[Any] | None:
     return each_values(args, split[0], split[1])
 
 
-def each_values(args: dict, before: tuple, after: tuple) -> list[Any] | None:
+def each_values(args: dict[str, Any], before: tuple[Any, ...], after: tuple[Any, ...]) -> list[Any] | None:
     """`arg_values` of a `[]` path split at its first `[]` ahead of time (a generated check splits
     it once, at compile time). The common shape, one key before and one after (`lines[].sku`) on
     dict items, is read with plain dict lookups: what get_path does there, without the calls."""
@@ -165,7 +165,7 @@ def each_values(args: dict, before: tuple, after: tuple) -> list[Any] | None:
     return out
 
 
-def fill_template(args: dict, parts: tuple, values: Any) -> bool:
+def fill_template(args: dict[str, Any], parts: tuple[Any, ...], values: Any) -> bool:
     """§5.4 array template: fill `parts` (with `[]`) item by item from `values`, only where the
     model gave none. True when the argument now comes wholly from the template: every item holds
     the template's value at its index. A value the model gave that differs (or an item beyond the
@@ -209,7 +209,7 @@ def unique_evidence(value: Any) -> Any:
     return value if isinstance(value, list) and len(value) == 1 else MISSING
 
 
-def unique_path(root: Any, parts: tuple) -> Any:
+def unique_path(root: Any, parts: tuple[Any, ...]) -> Any:
     """`when: UNIQUE` on other prefixes (docs/interpretations.md: when: UNIQUE): the list before the first `[]` must
     have exactly one item, and the value found through that item is bound. Without `[]`, a list
     value must have one item (that item is bound); any other value is bound as it is."""
@@ -226,7 +226,7 @@ def unique_path(root: Any, parts: tuple) -> Any:
     return get_path(items[0], after) if after else items[0]
 
 
-def set_all(target: dict, parts: tuple, value: Any) -> None:
+def set_all(target: dict[str, Any], parts: tuple[Any, ...], value: Any) -> None:
     """Set a parameter path that may hold `[]`: with `[]`, a copy of `value` goes into every
     existing item (a `const` or a non-template `from` on `lines[].taxRate`)."""
     split = split_each(parts)

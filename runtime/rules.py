@@ -127,7 +127,7 @@ class Scope:
         return self.vars[name]
 
 
-def _holder(body: Any, value: Any) -> dict | None:
+def _holder(body: Any, value: Any) -> dict[str, Any] | None:
     """The first object (depth first, document order) holding `value` as a field's value, or an
     object stored under the key `value`."""
     stack: list[Any] = [body]
@@ -138,7 +138,8 @@ def _holder(body: Any, value: Any) -> dict | None:
                 if not isinstance(v, (dict, list)) and type(v) is type(value) and eq(v, value):
                     return node
             if isinstance(value, str) and isinstance(node.get(value), dict):
-                return node[value]
+                held: dict[str, Any] = node[value]
+                return held
             stack.extend(reversed(list(node.values())))
         elif isinstance(node, list):
             stack.extend(reversed(node))

@@ -27,7 +27,7 @@ class ArgMeta:
     """What the runtime needs to know of one configured argument outside the decision code."""
 
     path: str
-    parts: tuple
+    parts: tuple[Any, ...]
     label: str | None = None
     sensitive: bool = False
     bound: bool = False  # has from/const: exempt from the schema's required check (§13 step 1)
@@ -36,7 +36,7 @@ class ArgMeta:
     expected_evidence: bool = False  # may come from EVIDENCE (a source, or from: evidence.*)
     # typed evidence: the (tool or None, extract key, path) fields that may back an EVIDENCE
     # value; empty: any extracted value (the spec's rule). Read by `skillc diff`.
-    evidence_fields: tuple[tuple, ...] = ()
+    evidence_fields: tuple[tuple[Any, ...], ...] = ()
 
     @property
     def expected_user(self) -> bool:
@@ -113,12 +113,12 @@ def items_source(sources: list[str]) -> str | list[str]:
     return first if all(s == first for s in sources) else list(sources)
 
 
-def bind_nothing(args: dict, ctx: Any) -> dict[str, str]:
+def bind_nothing(args: dict[str, Any], ctx: Any) -> dict[str, str]:
     """The binding of a tool without from/const arguments: nothing is bound."""
     return {}
 
 
-def check_nothing(args: dict, bound: dict[str, str], ctx: Any) -> ParamResult:
+def check_nothing(args: dict[str, Any], bound: dict[str, str], ctx: Any) -> ParamResult:
     """The parameter contract of a tool without configured arguments: nothing to check."""
     return ParamResult({})
 
@@ -128,12 +128,12 @@ def judge_nothing(response: Any) -> Judgement:
     return Judgement(True)
 
 
-def extract_default(response: Any, request: dict) -> Extraction:
+def extract_default(response: Any, request: dict[str, Any]) -> Extraction:
     """No `extracts` configured: emptiness by the response's structure (§6.3)."""
     return Extraction(empty=default_empty(response))
 
 
-def bind_no_inputs(inputs: dict, ctx: Any) -> dict[str, str]:
+def bind_no_inputs(inputs: dict[str, Any], ctx: Any) -> dict[str, str]:
     """The input binding of a skill without declared inputs (§7)."""
     return {}
 
@@ -166,19 +166,19 @@ class ToolMeta:
     label: str | None = None
     side_effect: str = "NONE"
     confirm: bool = False
-    idempotency_key: tuple[tuple, ...] = ()
+    idempotency_key: tuple[tuple[Any, ...], ...] = ()
     args: Mapping[str, ArgMeta] = field(default_factory=dict)
     verify_tool: str | None = None
-    bind: Callable[[dict, "BindContext"], dict[str, str]] = bind_nothing
-    check: Callable[[dict, dict[str, str], "BindContext"], ParamResult] = check_nothing
+    bind: Callable[[dict[str, Any], "BindContext"], dict[str, str]] = bind_nothing
+    check: Callable[[dict[str, Any], dict[str, str], "BindContext"], ParamResult] = check_nothing
     judge: Callable[[Any], Judgement] = judge_nothing
-    extract: Callable[[Any, dict], Extraction] = extract_default
-    verify_args: Callable[[dict], dict] | None = None
+    extract: Callable[[Any, dict[str, Any]], Extraction] = extract_default
+    verify_args: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     rules: tuple[RuleMeta, ...] = ()
     # What the chain reads of the records above, stated by the compiler so that nothing works it
     # out per call or keeps it in a cache. A record that leaves them out (a module generated before
     # they existed, a record built by hand) gets them derived here, once per record.
-    sensitive_paths: tuple[tuple, ...] = ()  # the sensitive arguments' parts: masked in the trace
+    sensitive_paths: tuple[tuple[Any, ...], ...] = ()  # the sensitive arguments' parts: masked in the trace
     bound_names: tuple[str, ...] = ()  # top-level names of from/const arguments: exempt from the schema's required check (§13 step 1)
     rule_names: tuple[str, ...] = ()  # the rules' names in order (an approval lists those that held)
 
@@ -199,7 +199,7 @@ class InputMeta:
     required: bool = True
     provider: str | None = None
     prefix: str | None = None
-    share_key: tuple | None = None  # path under shared./session. when prefix is one of them
+    share_key: tuple[Any, ...] | None = None  # path under shared./session. when prefix is one of them
 
 
 @dataclass(frozen=True)
@@ -268,13 +268,13 @@ class BindContext(Protocol):
     def session(self) -> Mapping[str, Any]:
         """The session's values."""
 
-    def evidence_value(self, key: str, parts: tuple) -> Any:
+    def evidence_value(self, key: str, parts: tuple[Any, ...]) -> Any:
         """`evidence.<key>.<path>`: first hit in §9's order, else MISSING."""
 
     def prior(self, entity_type: str, entity_id: str | None, attr: str | None) -> Any:
         """An entity attribute of the session's index (most recent first), else MISSING."""
 
-    def upstream_output(self, parts: tuple) -> Any:
+    def upstream_output(self, parts: tuple[Any, ...]) -> Any:
         """The nearest finished upstream node's output at `parts`, else MISSING."""
 
     def user_mentions(self, param: str, value: Any) -> bool:
@@ -283,7 +283,7 @@ class BindContext(Protocol):
     def evidence_has(self, value: Any) -> bool:
         """EVIDENCE provenance: equal to a value in an extract of successful evidence."""
 
-    def evidence_in(self, value: Any, fields: tuple) -> bool:
+    def evidence_in(self, value: Any, fields: tuple[Any, ...]) -> bool:
         """Typed EVIDENCE: equal to a value at one of the named (tool, extract key, path) fields."""
 
     def node_output_has(self, param: str, value: Any) -> bool:
@@ -295,14 +295,14 @@ class BindContext(Protocol):
     def session_has(self, param: str, value: Any) -> bool:
         """SESSION provenance."""
 
-    def prior_has(self, value: Any, ref: tuple | None) -> bool:
+    def prior_has(self, value: Any, ref: tuple[Any, ...] | None) -> bool:
         """PRIOR_TASK provenance: an entity id (or the `from: prior.*` path's value)."""
 
 
 # ---------------------------------------------------------------- entities (§6.3, §8)
 
 
-def make_entities(sub: Any, spec: EntitySpec, base: dict | None = None) -> list[dict[str, Any]]:
+def make_entities(sub: Any, spec: EntitySpec, base: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Entities of `sub` (object, or each item of an array; a scalar only when `scalar` names it).
 
     For write tools `base` is the request: merged under the response ("入参为底、返回为准").

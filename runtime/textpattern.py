@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
+from typing import Any, Callable
 
 MAX_PATTERN = 1000
 MAX_REPEAT = 100
@@ -216,7 +216,7 @@ class Pattern:
     | ("match",); `start` is the entry state."""
 
     text: str
-    ops: tuple[tuple, ...]
+    ops: tuple[tuple[Any, ...], ...]
     start: int
 
     def search(self, text: str) -> bool:
@@ -269,7 +269,7 @@ class Pattern:
 
 class _Builder:
     def __init__(self) -> None:
-        self.ops: list[list] = []
+        self.ops: list[list[Any]] = []
 
     def emit(self, *op: object) -> int:
         if len(self.ops) >= MAX_STATES:

@@ -69,7 +69,7 @@ def json_value(text: str) -> Any:
     return json.loads(text)
 
 
-def enum_key(value: Any) -> tuple:
+def enum_key(value: Any) -> tuple[Any, ...]:
     """A hashable key with exact JSON equality (`1`, `1.0`, `true` and `"1"` all differ), for the
     `enum` sets of generated code (§5.3 step 5): scalars by kind, containers by canonical JSON."""
     if value is None:

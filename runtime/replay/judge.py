@@ -140,7 +140,7 @@ class _Judge:
             return self.options.skill
         holders = [k for k in self.skills if tool in self.studio.skills[k].SKILL.tool_names]
         if self.last_skill in holders or (not holders and self.last_skill):
-            return self.last_skill  # type: ignore[return-value]
+            return self.last_skill
         if not holders:
             return self.skills[0]
         return min(holders, key=lambda k: (-self.reach[k], self.skills.index(k)))

@@ -193,7 +193,7 @@ class ServerContext:
 
     async def _newer_in_store(self, session: Any) -> bool:
         """The store holds a committed version of the session other than this process's copy."""
-        stored = await self._io(self.runtime.store.version_of, session.id)
+        stored: int = await self._io(self.runtime.store.version_of, session.id)
         return stored != 0 and stored != session.env.session.version
 
     def adopt(self, session: Any) -> None:

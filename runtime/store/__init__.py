@@ -32,7 +32,7 @@ def open_store(target: str | os.PathLike[str], **options: Any) -> StoreProtocol:
     """A store for a path (SQLite) or a postgresql:// URL (PostgreSQL, the `postgres` extra)."""
     text = str(target)
     if text.startswith(("postgresql://", "postgres://")):
-        from skillc.runtime.store.postgres import PostgresStore  # type: ignore[import-not-found]
+        from skillc.runtime.store.postgres import PostgresStore
 
         return PostgresStore(text, **options)
     return SQLiteStore(text, **options)

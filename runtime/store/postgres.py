@@ -345,7 +345,7 @@ class PostgresStore(RowReads):
         """Take the lease when free, expired, held by a dead process of this host, or ours; each
         grant takes the next fencing token. A lease row locked beyond `lock_timeout` (a stuck
         transaction) is not granted: the session is busy, the worker is not frozen."""
-        return self._loop.run(self._a_acquire_lease(session, holder, now, ttl))  # type: ignore[no-any-return]
+        return self._loop.run(self._a_acquire_lease(session, holder, now, ttl))
 
     async def _a_acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
         try:
@@ -385,7 +385,7 @@ class PostgresStore(RowReads):
 
     def renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
         """The heartbeat (see base.Store.renew_lease)."""
-        return self._loop.run(self._a_renew_lease(session, holder, fence, expires))  # type: ignore[no-any-return]
+        return self._loop.run(self._a_renew_lease(session, holder, fence, expires))
 
     async def _a_renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
         count = await self._one("renew the lease of session " + session, session, _RENEW,
@@ -413,7 +413,7 @@ class PostgresStore(RowReads):
 
     def claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
         """Record `nonce`; False when any worker recorded it before (see base.Store.claim_nonce)."""
-        return self._loop.run(self._a_claim_nonce(nonce, now, keep))  # type: ignore[no-any-return]
+        return self._loop.run(self._a_claim_nonce(nonce, now, keep))
 
     async def _a_claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
         if self._nonce_sweep.due(now):
@@ -423,7 +423,7 @@ class PostgresStore(RowReads):
     # ------------------------------------------------------------ reads
 
     def _rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        return self._loop.run(self._a_rows(session, what, sql, params))  # type: ignore[no-any-return]
+        return self._loop.run(self._a_rows(session, what, sql, params))
 
     async def _a_rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """One read statement, outside any transaction (one round trip)."""
@@ -436,7 +436,7 @@ class PostgresStore(RowReads):
 
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history, or None; `StoreCorrupt` when a row cannot be read."""
-        return self._loop.run(self._a_get_session(session_id))  # type: ignore[no-any-return]
+        return self._loop.run(self._a_get_session(session_id))
 
     async def _a_get_session(self, session_id: str) -> SessionState | None:
         """One flight in one repeatable-read snapshot: the row, its history and its task ids."""
@@ -463,7 +463,7 @@ class PostgresStore(RowReads):
     def version_of(self, session_id: str) -> int:
         """The stored session's version (0 when absent): one indexed read, for a worker to tell
         whether its copy of a session is still the latest before using it."""
-        return self._loop.run(self._a_version_of(session_id))  # type: ignore[no-any-return]
+        return self._loop.run(self._a_version_of(session_id))
 
     async def _a_version_of(self, session_id: str) -> int:
         rows = await self._a_rows(session_id, "session", "SELECT version FROM sessions WHERE id = %s", (session_id,))
@@ -471,7 +471,7 @@ class PostgresStore(RowReads):
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""
-        return self._loop.run(self._a_sessions())  # type: ignore[no-any-return]
+        return self._loop.run(self._a_sessions())
 
     async def _a_sessions(self) -> list[tuple[str, float]]:
         rows = await self._a_rows("*", "sessions", "SELECT id, updated FROM sessions ORDER BY updated DESC", ())
@@ -479,7 +479,7 @@ class PostgresStore(RowReads):
 
     def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """A query for tools and tests; `?` placeholders (SQLite's) are accepted as well."""
-        return self._loop.run(self._a_raw(sql, params))  # type: ignore[no-any-return]
+        return self._loop.run(self._a_raw(sql, params))
 
     async def _a_raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         if params and "?" in sql:

@@ -84,7 +84,7 @@ def _schema(cls: type) -> tuple[dict[str, type | None], frozenset[str]]:
         kinds: dict[str, type | None] = {}
         required = set()
         for f in fields(cls):
-            default = f.default_factory() if f.default_factory is not MISSING else f.default  # type: ignore[misc]
+            default = f.default_factory() if f.default_factory is not MISSING else f.default
             if default is MISSING:
                 required.add(f.name)
             kind = type(default) if default is not MISSING and default is not None else None

@@ -52,7 +52,7 @@ def _action_text(issue: rt.ParamIssue | None) -> str | None:
     return text + (f"; message {issue.message!r}" if issue.message else "")
 
 
-def _parts_text(parts: tuple) -> str:
+def _parts_text(parts: tuple[Any, ...]) -> str:
     """A compact path tuple back as the contract's dotted path (`[]` for each item)."""
     out = ""
     for part in parts:
