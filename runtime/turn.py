@@ -18,6 +18,7 @@ from skillc.runtime.lifecycle import finish_node, question_of
 from skillc.runtime.model.base import ModelError
 from skillc.runtime.node import run_confirmed
 from skillc.runtime.planner import PlanningFailed, choose_skills, plan, route
+from skillc.runtime.seams import active_task
 from skillc.runtime.state import NodeState, TaskState
 from skillc.runtime.store.base import ReplyRecord, StoreError
 from skillc.runtime.tasks import Reply
@@ -164,7 +165,7 @@ async def resume(env: TurnEnv, node: NodeState, message: str | None, answer: dic
     """The input to a suspended node's question: a FOLLOW_UP's answer, a VERIFY's verdict, or an
     APPROVAL's decision (§14.1: a confirmation too old is asked again)."""
     kind = node.suspended
-    task = tasks.active_task(env)
+    task = active_task(env)
     if kind == Suspension.FOLLOW_UP:
         if message is None:
             return Reply(question_of(env, node), True, kind)

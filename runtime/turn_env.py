@@ -128,7 +128,8 @@ class TurnEnv:
     @property
     def catalog(self) -> Mapping[str, ToolInfo]:
         """The MCP gateway's tool catalog."""
-        return self.rt.gateway.catalog
+        catalog: Mapping[str, ToolInfo] = self.rt.gateway.catalog
+        return catalog
 
     @property
     def model(self) -> Model:
@@ -165,9 +166,12 @@ class TurnEnv:
         this session's callback with the call (never a runtime-wide slot)."""
         self.current_node = node.id
         await self.durable.fence()  # a turn that lost its lease sends nothing
+        outcome: CallOutcome
         if self.rt.reports_invocations:
-            return await self.rt.gateway.call(tool, args, on_invoked=self.invoked)
-        return await self.rt.gateway.call(tool, args)
+            outcome = await self.rt.gateway.call(tool, args, on_invoked=self.invoked)
+        else:
+            outcome = await self.rt.gateway.call(tool, args)
+        return outcome
 
     def _skills(self) -> dict[str, Any]:
         """The studio's skill modules: during a turn, those of the studio as the turn began."""

@@ -1,4 +1,4 @@
-"""mypy over runtime/ and compiler/ finds no error (so CI keeps the seam Protocols and the IR
+"""mypy --strict over runtime/ and compiler/ finds no error (so CI keeps the seam Protocols and the IR
 the code generator narrows honest).
 
 The package is installed editable through a path finder mypy cannot follow, so the test lays out
