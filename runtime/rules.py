@@ -18,6 +18,9 @@ from skillc.runtime.skillmeta import RuleMeta
 from skillc.runtime.vocab import RuleStatus
 
 
+_NO_VARS: dict[str, Any] = {}  # the chain's scopes have no `rules eval --vars` names (never written)
+
+
 class Scope:
     """The names a rule sees. `records` yields (tool, response body) pairs in §9 order (this
     node's newest first, then upstream nodes); it is read once, when a rule first asks."""
@@ -52,7 +55,7 @@ class Scope:
         scope.inputs = ctx.inputs
         scope._now = None
         scope._clock = now
-        scope.vars = {}
+        scope.vars = _NO_VARS
         scope._records = None
         scope._ctx = ctx
         scope._seen = None
