@@ -60,6 +60,7 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
     from skillc.render import Renderer
     from skillc.runtime import open_runtime
     from skillc.runtime.config import Config, McpConfig, McpServerConfig, Settings
+    from skillc.runtime.events import EventName
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.trace import TraceWriter
@@ -101,7 +102,7 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
                     await session.answer(turn["answer"])
                 model.finish_turn()
         trace.close()
-    failures = [e for e in trace.events if e["type"] == "error"]
+    failures = [e for e in trace.events if e["type"] == EventName.ERROR]
     write("")
     write(f"trace written to {trace_path} ({len(trace.events)} events)")
     return 1 if failures else 0

@@ -1,6 +1,8 @@
 """Human-readable lines for trace events: what `skillc demo` and `skillc chat` show a person."""
 from __future__ import annotations
 
+from skillc.runtime.events import EventName
+
 import json
 from typing import Any, Callable
 
@@ -37,7 +39,7 @@ class Renderer:
     def event(self, ev: dict[str, Any]) -> None:
         """Print one event, if it is worth a line."""
         kind = ev.get("type")
-        if kind == "turn.started":
+        if kind == EventName.TURN_STARTED:
             self._said.clear()
             self.write("")
             if "message" in ev:
@@ -46,18 +48,18 @@ class Renderer:
                 answer = ev.get("answer") or {}
                 said = ", ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in answer.items())
                 self.write(self._c(BOLD, f"[turn {ev.get('turn')}] user answers: {said}"))
-        elif kind == "skill.rejected" and self.verbose:
+        elif kind == EventName.SKILL_REJECTED and self.verbose:
             codes = ", ".join(d.get("code") or "?" for d in ev.get("diagnostics", []))
             self.write(self._c(YELLOW, f"    skill {ev.get('skill')} not loaded ({codes})"))
-        elif kind == "agent.routed":
+        elif kind == EventName.AGENT_ROUTED:
             self.write(self._c(DIM, f"    routed to {ev.get('agent')} ({ev.get('via')})"))
-        elif kind == "task.planned":
+        elif kind == EventName.TASK_PLANNED:
             nodes = ", ".join(f"{n['node']}={n['skill']}" + (f"→{n['target']}" if n.get("target") else "")
                               for n in ev.get("nodes", []))
             self.write(self._c(DIM, f"    plan ({ev.get('via')}): {nodes}"))
-        elif kind == "tool.call":
+        elif kind == EventName.TOOL_CALL:
             self._tool_call(ev)
-        elif kind == "write.settled":
+        elif kind == EventName.WRITE_SETTLED:
             ok = ev.get("status") == "SUCCESS"  # a failed settlement is never shown with a check mark
             head = f"write {ev.get('evidence')} ({ev.get('tool')}) settled {ev.get('status')} via {ev.get('via')}"
             said = self._business_failed.get(str(ev.get("evidence")))
@@ -66,18 +68,18 @@ class Renderer:
                                            f"uncertain, nothing is sent again); the business verdict is failure: {said}"))
             else:
                 self.write(self._c(GREEN if ok else RED, f"    {'✓' if ok else '✗'} {head}"))
-        elif kind == "node.suspended":
+        elif kind == EventName.NODE_SUSPENDED:
             self._once(ev.get("question") or "")
             self.write(self._c(CYAN, f"    ? {ev.get('kind')}: {ev.get('question')}"))
-        elif kind in ("node.finished", "task.finished") and ev.get("state") != "DONE" and self.verbose:
+        elif kind in (EventName.NODE_FINISHED, EventName.TASK_FINISHED) and ev.get("state") != "DONE" and self.verbose:
             # The reply names every failure reason (docs/interpretations.md: Reply): without -v it says it once.
             if self._once(ev.get("reason") or ""):
-                what = "node" if kind == "node.finished" else "task"
+                what = "node" if kind == EventName.NODE_FINISHED else "task"
                 self.write(self._c(RED, f"    {what} {ev.get(what)} {ev.get('state')}: {ev.get('reason')}"))
-        elif kind == "error":
+        elif kind == EventName.ERROR:
             if self._once(ev.get("message") or ""):
                 self.write(self._c(RED, f"    error: {ev.get('message')}"))
-        elif kind == "turn.reply":
+        elif kind == EventName.TURN_REPLY:
             if self._once(ev.get("text") or ""):
                 self.write(self._c(BOLD, f"  agent: {ev.get('text')}"))
 

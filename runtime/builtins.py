@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from skillc.runtime.events import EventName
 from skillc.runtime import envtools, lifecycle
 from skillc.runtime.paths import get_path, parse_path
 from skillc.runtime.values import MISSING, canonical
@@ -191,7 +192,7 @@ async def output_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> 
     if problem:
         return reject(problem[0], problem[1], "set the output from evidence or another allowed source, with the exact value")
     node.outputs[key] = {"value": value, "source": source, "ref": ref}
-    env.emit("output.set", node=node.id, key=key, value=value, source=source)
+    env.emit(EventName.OUTPUT_SET, node=node.id, key=key, value=value, source=source)
     return CallResult(ok=True, message=f"output {key} set")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from skillc.runtime.events import EventName
 from skillc.runtime import border, lifecycle
 from skillc.runtime.skillmeta import Judgement, ToolMeta
 from skillc.runtime.values import MISSING, default_empty
@@ -84,7 +85,7 @@ def settle_write(env: SessionEnv, node: NodeState, ev: Evidence, ok: bool, *, vi
     if response is not None and ok:
         ev.response = response
     env.put_evidence(ev)
-    env.emit("write.settled", node=node.id, evidence=ev.id, tool=ev.tool, status=ev.status, via=via)
+    env.emit(EventName.WRITE_SETTLED, node=node.id, evidence=ev.id, tool=ev.tool, status=ev.status, via=via)
     verdict = "took effect" if ok else "did NOT take effect"
     node.messages.append({"role": "user", "content": f"[runtime] The uncertain write {ev.id} ({ev.tool}) {verdict} "
                           f"(settled via {via})."})

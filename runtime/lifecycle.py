@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from skillc.runtime.events import EventName
 from skillc.runtime.gate import approval_summary
 from skillc.runtime.state import Evidence, NodeState
 from skillc.runtime.vocab import FINAL_NODE, NodeStatus, Suspension
@@ -24,7 +25,7 @@ FINAL = FINAL_NODE
 
 def start(env: SessionEnv, node: NodeState, messages: list[dict[str, Any]]) -> None:
     """PENDING -> RUNNING with the node's opening messages; emits node.started."""
-    env.emit("node.started", node=node.id, skill=node.skill, target=node.target, kind=node.kind)
+    env.emit(EventName.NODE_STARTED, node=node.id, skill=node.skill, target=node.target, kind=node.kind)
     node.state = RUNNING
     node.messages = messages
 
@@ -32,7 +33,7 @@ def start(env: SessionEnv, node: NodeState, messages: list[dict[str, Any]]) -> N
 def skip(env: SessionEnv, node: NodeState, reason: str) -> None:
     """PENDING -> SKIPPED (a provider whose shared outputs exist); emits node.skipped."""
     node.state = SKIPPED
-    env.emit("node.skipped", node=node.id, skill=node.skill, reason=reason)
+    env.emit(EventName.NODE_SKIPPED, node=node.id, skill=node.skill, reason=reason)
 
 
 def run(node: NodeState) -> None:
@@ -64,7 +65,7 @@ def suspend(env: SessionEnv, node: NodeState) -> NodeStatus:
     elif kind == Suspension.VERIFY:
         ev = env.evidence.get(node.verify_evidence or "")
         fields.update(question=verify_question(env, node, ev), tool=ev.tool if ev else None)
-    env.emit("node.suspended", node=node.id, **fields)
+    env.emit(EventName.NODE_SUSPENDED, node=node.id, **fields)
     return SUSPENDED
 
 
@@ -75,10 +76,10 @@ def finish_node(env: SessionEnv, node: NodeState, state: NodeStatus, *, output: 
     node.suspended = None
     if state == DONE:
         env.share_outputs(node)
-        env.emit("node.finished", node=node.id, state=state, output=output)
+        env.emit(EventName.NODE_FINISHED, node=node.id, state=state, output=output)
     else:
         node.reason = reason or node.reason
-        env.emit("node.finished", node=node.id, state=state, reason=node.reason)
+        env.emit(EventName.NODE_FINISHED, node=node.id, state=state, reason=node.reason)
     return state
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from skillc.runtime.events import EventName
 from skillc.runtime import border, builtins, lifecycle
 from skillc.runtime.chain import CallResult, object_args, run_chain
 from skillc.runtime.evidence import settle_open_writes
@@ -143,13 +144,13 @@ async def dispatch(env: SessionEnv, node: NodeState, name: str, raw: Any) -> Cal
 
 def record(env: SessionEnv, node: NodeState, tool: str, result: CallResult, *, call_id: str | None) -> None:
     """The tool.call event (and write.settled), and the observation in the node's conversation."""
-    env.emit("tool.call", node=node.id, tool=tool, builtin=tool.startswith("builtin_"), args=result.args,
+    env.emit(EventName.TOOL_CALL, node=node.id, tool=tool, builtin=tool.startswith("builtin_"), args=result.args,
              ok=result.ok, error=result.error, code=result.code, evidence=result.evidence, status=result.status,
              business_ok=result.business_ok, empty=result.empty, replayed=result.replayed,
              message=result.message or (result.observation() if result.data is not None else ""), next=result.next,
              **({"provenance": result.provenance} if result.provenance else {}))
     if result.settled:
-        env.emit("write.settled", node=node.id, **result.settled)
+        env.emit(EventName.WRITE_SETTLED, node=node.id, **result.settled)
     if call_id is not None:
         node.messages.append({"role": "tool", "tool_call_id": call_id, "content": result.observation()})
     else:

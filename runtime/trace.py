@@ -34,13 +34,14 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Protocol
 
+from skillc.runtime.events import EventName
 from skillc.runtime.telemetry.audit import AuditChain
 from skillc.runtime import jsontext
 
 FLUSH_EVERY = 256  # buffered trace lines at most between stopping points
 # A call reaching the outside world is written at once: after a crash mid-call the file still
 # says the tool was invoked (the unit before it committed the write as STARTED).
-FLUSH_AT = frozenset({"mcp.invoked"})
+FLUSH_AT = frozenset({EventName.MCP_INVOKED})
 
 Listener = Callable[[dict[str, Any]], None]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from skillc.runtime.events import EventName
 from skillc.runtime import border, lifecycle, tasks
 from skillc.runtime.errors import ErrorName
 from skillc.runtime.evidence import settle_write
@@ -55,7 +56,7 @@ async def run_turn(env: TurnEnv, message: str | None = None, answer: dict[str, A
         except StoreError as exc:
             raise await durable.fail(exc) from exc
         durable.delivered = env.session.turn
-        env.emit("turn.reply", text=reply.text, suspended=reply.suspended)
+        env.emit(EventName.TURN_REPLY, text=reply.text, suspended=reply.suspended)
         env.rt.trace.flush()  # the turn's end is a stopping point of the trace file too
         return reply
 
@@ -67,7 +68,7 @@ async def play(env: TurnEnv, message: str | None, answer: dict[str, Any] | None,
     env.rt.trace.enter(env)  # this task's trace context: audit events and telemetry find their session
     env.session.turn += 1
     env.ended = env.task if env.task is not None and env.task.state in FINAL_TASK else None
-    env.emit("turn.started", **({"message": message} if message is not None else {"answer": answer}))
+    env.emit(EventName.TURN_STARTED, **({"message": message} if message is not None else {"answer": answer}))
     reload(env)
     if message is not None:
         entry: dict[str, Any] = {"turn": env.session.turn, "text": message}
@@ -75,14 +76,14 @@ async def play(env: TurnEnv, message: str | None, answer: dict[str, Any] | None,
             entry["client_message_id"] = client_message_id
         env.session.user_messages.append(entry)
     if same is not None:  # nothing is started: the stored reply is given again
-        env.emit("turn.replayed", of_turn=same.turn)
+        env.emit(EventName.TURN_REPLAYED, of_turn=same.turn)
         return Reply(same.text, same.suspended, same.kind, same.task)
     try:
         return await handle(env, message, answer, agent)
     except StoreError:
         raise  # the turn cannot be kept: the session is reloaded, the caller told
     except ModelError as exc:
-        env.emit("error", message=str(exc), code=ModelError.name)
+        env.emit(EventName.ERROR, message=str(exc), code=ModelError.name)
         # kind names the failure, so a reply given again (the same message re-sent) still says it failed
         return Reply(f"error: {exc}", False, ModelError.name, task=env.task.id if env.task else None)
     except PlanningFailed as exc:
@@ -91,7 +92,7 @@ async def play(env: TurnEnv, message: str | None, answer: dict[str, Any] | None,
         if env.rt.strict:
             raise
         log.exception("internal error in session %s, turn %s", env.session.id, env.session.turn)
-        env.emit("error", message=f"internal error: {type(exc).__name__}: {exc}")
+        env.emit(EventName.ERROR, message=f"internal error: {type(exc).__name__}: {exc}")
         return Reply(f"Something went wrong on our side ({type(exc).__name__}); the session is kept "
                      "and can continue.", False, task=env.task.id if env.task else None)
 
@@ -105,7 +106,7 @@ def reload(env: TurnEnv) -> None:
         studio.refresh()
     env.studio = PinnedStudio(studio.skills, studio.agents)
     for key, diags in sorted(getattr(studio, "rejected", {}).items()):
-        env.emit("skill.rejected", skill=key,
+        env.emit(EventName.SKILL_REJECTED, skill=key,
                  diagnostics=[{"code": d.get("code"), "message": d.get("message")} for d in diags])
 
 
@@ -144,7 +145,7 @@ async def new_task(env: TurnEnv, message: str, chosen: str | None = None) -> Rep
     else:  # loadable when sent, but the studio reloaded at this turn's start dropped it
         raise PlanningFailed(ErrorName.SKILL_NOT_FOUND, f"agent {chosen} has no loadable skill any more")
     env.task.agent = agent
-    env.emit("agent.routed", agent=agent, via=via)
+    env.emit(EventName.AGENT_ROUTED, agent=agent, via=via)
     candidates = await choose_skills(env, agent, message)
     nodes, how = await plan(env, agent, candidates, message)
     tasks.add_planned(env, nodes, how)
@@ -157,7 +158,7 @@ def planning_failed(env: TurnEnv, exc: PlanningFailed) -> Reply:
     if env.task is not None:
         env.task.state = TaskStatus.FAILED
         env.task.reason = exc.name
-        env.emit("task.finished", state=TaskStatus.FAILED, reason=exc.name, message=str(exc))
+        env.emit(EventName.TASK_FINISHED, state=TaskStatus.FAILED, reason=exc.name, message=str(exc))
     return Reply(f"I could not plan this: {exc}", False, task=env.task.id if env.task else None)
 
 
@@ -173,7 +174,7 @@ async def resume(env: TurnEnv, node: NodeState, message: str | None, answer: dic
         assert fu is not None  # a FOLLOW_UP suspension holds its question
         fu.answer, fu.answered_turn = message, env.session.turn
         node.answered, node.follow_up = fu, None
-        env.emit("node.resumed", node=node.id, kind=kind, answer=message)
+        env.emit(EventName.NODE_RESUMED, node=node.id, kind=kind, answer=message)
         node.messages.append({"role": "user", "content": f"Answer to your question \"{fu.question}\""
                               f"{' (fields: ' + ', '.join(fu.expected_fields) + ')' if fu.expected_fields else ''}: {message}"})
         return await tasks.execute(env)
@@ -183,7 +184,7 @@ async def resume(env: TurnEnv, node: NodeState, message: str | None, answer: dic
         verified = answer.get("verified")
         if not isinstance(verified, bool):
             return Reply("Answer with verified: true or false. " + question_of(env, node), True, kind, task.id)
-        env.emit("node.resumed", node=node.id, kind=kind, answer=answer)
+        env.emit(EventName.NODE_RESUMED, node=node.id, kind=kind, answer=answer)
         ev = env.evidence[node.verify_evidence or ""]
         node.verify_evidence = None
         settle_write(env, node, ev, verified, via="user")
@@ -191,7 +192,7 @@ async def resume(env: TurnEnv, node: NodeState, message: str | None, answer: dic
     decision = answer.get("decision")
     if decision not in DECISIONS:
         return Reply("Answer with decision CONFIRM, REJECT or CANCEL. " + question_of(env, node), True, kind, task.id)
-    env.emit("node.resumed", node=node.id, kind=kind, answer=answer)
+    env.emit(EventName.NODE_RESUMED, node=node.id, kind=kind, answer=answer)
     pending = node.pending
     assert pending is not None  # an APPROVAL suspension holds the gated call
     if decision == Decision.CONFIRM:

@@ -14,6 +14,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from skillc.runtime.events import EventName
 from skillc.runtime import tasks
 from skillc.runtime.durable import Durability
 from skillc.runtime.indexes import Indexes
@@ -159,7 +160,7 @@ class TurnEnv:
 
     def invoked(self, tool: str, args: dict[str, Any]) -> None:
         """An `mcp.invoked` event for a tool really reached, stamped with the calling node."""
-        self.emit("mcp.invoked", node=self.current_node, tool=tool, args=args)
+        self.emit(EventName.MCP_INVOKED, node=self.current_node, tool=tool, args=args)
 
     async def call_tool(self, node: NodeState, tool: str, args: dict[str, Any]) -> CallOutcome:
         """Call a business tool for `node`; a gateway that leaves reporting to the runtime gets

@@ -6,6 +6,8 @@ same traces.
 """
 from __future__ import annotations
 
+from skillc.runtime.events import EventName
+
 import json
 from collections import Counter
 from typing import Any
@@ -112,7 +114,7 @@ def check(scenario: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
                     break
     final = scenario.get("final") or {}
     if "invocations" in final:
-        seen = Counter(ev.get("tool") for ev in events if ev.get("type") == "mcp.invoked")
+        seen = Counter(ev.get("tool") for ev in events if ev.get("type") == EventName.MCP_INVOKED)
         for tool, count in final["invocations"].items():
             if seen.get(tool, 0) != count:
                 problems.append(f"final: {tool} invoked {seen.get(tool, 0)} times, expected {count}")

@@ -7,6 +7,8 @@ studio's warnings: a misspelled rule key passes its scenario while its check is 
 """
 from __future__ import annotations
 
+from skillc.runtime.events import EventName
+
 import json
 import os
 import re
@@ -27,7 +29,7 @@ def event_line(ev: dict[str, Any]) -> str:
         if ev.get(key) not in (None, ""):
             value = ev[key] if isinstance(ev[key], str) else json.dumps(ev[key], ensure_ascii=False, default=str)
             parts.append(f"{key}={value[:80] + '…' if len(value) > 80 else value}")
-    if ev.get("type") == "skill.rejected":
+    if ev.get("type") == EventName.SKILL_REJECTED:
         codes = [d.get("code") for d in ev.get("diagnostics") or [] if isinstance(d, dict)]
         parts.append(f"diagnostics={','.join(str(c) for c in codes)}")
     return " ".join(parts)
@@ -83,7 +85,7 @@ def report(result: ScenarioResult, *, verbose: bool = True) -> str:
         lines.append(f"  ! the runtime raised {result.crash}")
     lines += [f"  - {p}" for p in result.problems]
     if not result.ok:
-        errors = [e for e in result.events if e.get("type") == "error"]
+        errors = [e for e in result.events if e.get("type") == EventName.ERROR]
         lines += [f"  ! turn {e.get('turn')}: runtime error: {e.get('message')}" for e in errors]
         if result.diagnostics:
             lines.append("  the studio's diagnostics:")

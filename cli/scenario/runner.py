@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillc.runtime.events import EventName
 from skillc.runtime.idtext import ascii_int
 from skillc.scenario.load import Located, ScenarioError, duration, load_scenario, read_scenario
 from skillc.scenario.match import check
@@ -223,7 +224,7 @@ class _Play:
         if self.current.session is not None:
             self.current.session.env.invoked(tool, args)
         else:
-            self.trace.emit("mcp.invoked", session="s1", turn=0, tool=tool, args=args)
+            self.trace.emit(EventName.MCP_INVOKED, session="s1", turn=0, tool=tool, args=args)
 
     def serve_canned_tools(self) -> None:
         """Add the in-process server of the scenario's `tools:` (faults included)."""

@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from skillc.runtime.events import EventName
 from skillc.runtime import jsontext
 from skillc.runtime.errors import ErrorName
 from skillc.runtime.replay.recorded import Conversation, RecordedCall, Unreadable, UserMessage
@@ -69,16 +70,16 @@ def read(path: str, fh: BinaryIO, first: bytes) -> Iterator[Conversation | Unrea
 
 def _take(state: _Session, event: dict[str, Any]) -> None:
     kind = event.get("type")
-    if kind == "turn.started":
+    if kind == EventName.TURN_STARTED:
         answer = event.get("answer")
         if isinstance(event.get("message"), str):
             state.conv.items.append(UserMessage(event["message"]))
         elif isinstance(answer, dict) and isinstance(answer.get("decision"), str):
             state.conv.items.append(UserMessage("", decision=answer["decision"]))
             state.confirmed = answer["decision"] == Decision.CONFIRM
-    elif kind == "mcp.invoked" and isinstance(event.get("tool"), str):
+    elif kind == EventName.MCP_INVOKED and isinstance(event.get("tool"), str):
         state.invoked.append(event["tool"])
-    elif kind == "tool.call" and isinstance(event.get("tool"), str):
+    elif kind == EventName.TOOL_CALL and isinstance(event.get("tool"), str):
         _call(state, event)
 
 

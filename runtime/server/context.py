@@ -22,6 +22,7 @@ from typing import Any, Callable
 from starlette.requests import Request
 
 from skillc.runtime import opener
+from skillc.runtime.events import EventName
 from skillc.runtime.errors import CallerError, SessionBusy, UnknownAgent
 from skillc.runtime.redact import redact_urls
 from skillc.runtime.server.auth import GatewayAuth, Identity, StoredNonces, owner_of
@@ -300,7 +301,7 @@ class ServerContext:
             stale = await self.feed.update()
             if stale is not None:
                 fields = {"source": self.feed.shown, "error": stale, "since": self.feed.since}
-                session.env.emit("studio.stale", before_turn=True, **fields)
+                session.env.emit(EventName.STUDIO_STALE, before_turn=True, **fields)
                 mapper.custom("skillc.studio_stale", fields)
             if action == "answer" and "decision" in payload:
                 pending = session.pending() or {}

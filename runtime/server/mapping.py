@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ag_ui.core import (PROTOCOL_VERSION, BaseEvent, EventType, RunFinishedEvent, RunFinishedInterruptOutcome,
@@ -16,6 +17,7 @@ from ag_ui.core import (PROTOCOL_VERSION, BaseEvent, EventType, RunFinishedEvent
 
 from skillc.runtime import jsontext
 from skillc.runtime.errors import ErrorName
+from skillc.runtime.events import EventName
 from skillc.runtime.model.base import ModelError
 from skillc.runtime.server.agui_wire import encode
 from skillc.runtime.server.errors import RUN_ERRORS, ApiError
@@ -25,8 +27,6 @@ from skillc.runtime.server.runs import RunLog
 log = logging.getLogger("skillc.server")
 
 _RESULT_FIELDS = ("ok", "error", "code", "evidence", "status", "business_ok", "message")
-# A suspension or a task's end is always the end of the turn, whose final snapshot follows.
-_SNAPSHOT_AFTER = {"task.planned", "node.finished", "node.skipped"}
 
 
 def _ms() -> int:
@@ -140,38 +140,62 @@ class RunMapper:
                                         "tool": tool, "label": label})
 
     def trace(self, ev: dict[str, Any]) -> None:
-        """One trace event of this run's session."""
-        kind = ev["type"]
+        """One trace event of this run's session, to its handler (`_HANDLERS`; none: not shown)."""
+        handler = _HANDLERS.get(ev["type"])
+        if handler is not None:
+            handler(self, ev)
+
+    # ------------------------------------------------------------ one handler per event type
+
+    def _node_started(self, ev: dict[str, Any]) -> None:
         node: str = ev.get("node") or ""
-        if kind in ("node.started", "node.resumed"):
-            if node not in self.open_steps:
-                if kind == "node.resumed":  # its `kind` is the suspension's, not the node's
-                    meta = {"resumed": ev.get("kind")}
-                else:
-                    meta = {k: ev[k] for k in ("skill", "kind", "target") if k in ev}
-                self.emit(EventType.STEP_STARTED, {"stepName": node}, meta or None)
-                self.open_steps.append(node)
-        elif kind == "node.skipped":
-            self.emit(EventType.STEP_STARTED, {"stepName": node}, {"skill": ev.get("skill"), "skipped": True})
-            self._step_finished(node)
-        elif kind == "tool.call":
-            self._tool_call(ev)
-        elif kind == "write.settled":
-            self.custom("skillc.write_settled", {k: ev.get(k) for k in ("node", "evidence", "tool", "status", "via")})
-        elif kind == "agent.routed":
-            self.custom("skillc.routed", {"agent": ev.get("agent"), "via": ev.get("via")})
-        elif kind == "skill.rejected":
-            self.custom("skillc.skill_rejected", {"skill": ev.get("skill"), "diagnostics": ev.get("diagnostics")})
-        elif kind == "error":  # the run fails; its message is for the log, not the stream
-            self.failure = (str(ev.get("message") or ""), str(ev.get("code") or "INTERNAL"))
-        elif kind == "task.finished":
-            self.custom("skillc.task_finished", {"task": ev.get("task"), "state": ev.get("state"),
-                                                 "reason": ev.get("reason")})
-        if kind in ("node.finished", "node.suspended") and node in self.open_steps:
+        if node not in self.open_steps:
+            meta: dict[str, Any] = {k: ev[k] for k in ("skill", "kind", "target") if k in ev}
+            self.emit(EventType.STEP_STARTED, {"stepName": node}, meta or None)
+            self.open_steps.append(node)
+
+    def _node_resumed(self, ev: dict[str, Any]) -> None:
+        node: str = ev.get("node") or ""
+        if node not in self.open_steps:  # its `kind` is the suspension's, not the node's
+            self.emit(EventType.STEP_STARTED, {"stepName": node}, {"resumed": ev.get("kind")})
+            self.open_steps.append(node)
+
+    def _node_skipped(self, ev: dict[str, Any]) -> None:
+        node: str = ev.get("node") or ""
+        self.emit(EventType.STEP_STARTED, {"stepName": node}, {"skill": ev.get("skill"), "skipped": True})
+        self._step_finished(node)
+        self.snapshot()
+
+    def _node_suspended(self, ev: dict[str, Any]) -> None:
+        """The step ends; a suspension ends the turn too, whose final snapshot follows."""
+        node: str = ev.get("node") or ""
+        if node in self.open_steps:
             self.open_steps.remove(node)
             self._step_finished(node)
-        if kind in _SNAPSHOT_AFTER:
-            self.snapshot()
+
+    def _node_finished(self, ev: dict[str, Any]) -> None:
+        self._node_suspended(ev)
+        self.snapshot()
+
+    def _task_planned(self, ev: dict[str, Any]) -> None:
+        self.snapshot()
+
+    def _write_settled(self, ev: dict[str, Any]) -> None:
+        self.custom("skillc.write_settled", {k: ev.get(k) for k in ("node", "evidence", "tool", "status", "via")})
+
+    def _agent_routed(self, ev: dict[str, Any]) -> None:
+        self.custom("skillc.routed", {"agent": ev.get("agent"), "via": ev.get("via")})
+
+    def _skill_rejected(self, ev: dict[str, Any]) -> None:
+        self.custom("skillc.skill_rejected", {"skill": ev.get("skill"), "diagnostics": ev.get("diagnostics")})
+
+    def _error(self, ev: dict[str, Any]) -> None:
+        """The run fails; its message is for the log, not the stream."""
+        self.failure = (str(ev.get("message") or ""), str(ev.get("code") or "INTERNAL"))
+
+    def _task_finished(self, ev: dict[str, Any]) -> None:
+        self.custom("skillc.task_finished", {"task": ev.get("task"), "state": ev.get("state"),
+                                             "reason": ev.get("reason")})
 
     def _tool_call(self, ev: dict[str, Any]) -> None:
         self.calls += 1
@@ -189,3 +213,21 @@ class RunMapper:
                                            "code": ev.get("code"), "message": ev.get("message")})
             if ev.get("error") == ErrorName.APPROVAL_REQUIRED and ev.get("node"):
                 self.gated[ev["node"]] = cid
+
+
+# The trace events a run shows; the others (turn.*, output.set, mcp.invoked, audit.*, …) are not
+# part of the AG-UI stream.
+_HANDLERS: dict[str, Callable[[RunMapper, dict[str, Any]], None]] = {
+    EventName.NODE_STARTED: RunMapper._node_started,
+    EventName.NODE_RESUMED: RunMapper._node_resumed,
+    EventName.NODE_SKIPPED: RunMapper._node_skipped,
+    EventName.NODE_SUSPENDED: RunMapper._node_suspended,
+    EventName.NODE_FINISHED: RunMapper._node_finished,
+    EventName.TASK_PLANNED: RunMapper._task_planned,
+    EventName.TOOL_CALL: RunMapper._tool_call,
+    EventName.WRITE_SETTLED: RunMapper._write_settled,
+    EventName.AGENT_ROUTED: RunMapper._agent_routed,
+    EventName.SKILL_REJECTED: RunMapper._skill_rejected,
+    EventName.ERROR: RunMapper._error,
+    EventName.TASK_FINISHED: RunMapper._task_finished,
+}

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from skillc.runtime.events import EventName
 from skillc.runtime import border
 from skillc.runtime.idtext import ascii_int
 from skillc.runtime.server.context import ServerContext
@@ -30,12 +31,12 @@ def masked(lines: Iterable[str], studio: Any, after: int = 0) -> Iterator[str]:
     for line in lines:
         event = json.loads(line)
         kind = event.get("type")
-        if kind == "task.planned":
+        if kind == EventName.TASK_PLANNED:
             for n in event.get("nodes") or []:
                 skills[(event.get("task"), n.get("node"))] = n.get("skill")
-        elif kind == "node.started":
+        elif kind == EventName.NODE_STARTED:
             skills[(event.get("task"), event.get("node"))] = event.get("skill")
-        elif kind == "mcp.invoked" and isinstance(event.get("args"), dict):
+        elif kind == EventName.MCP_INVOKED and isinstance(event.get("args"), dict):
             key = skills.get((event.get("task"), event.get("node")))
             modules = [studio.skills[key]] if key in studio.skills else list(studio.skills.values())
             paths = [a.parts for m in modules for t in [getattr(m, "TOOLS", {}).get(event.get("tool"))]

@@ -28,12 +28,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from skillc.runtime.events import EventName
 from skillc.runtime.redact import mask_args
 from skillc.runtime.vocab import Suspension
 
 KEY_ENV = "SKILLC_AUDIT_KEY"
 _ANCHOR = "skillc-trace-anchor\0"
-TRIGGERS = frozenset({"node.suspended", "node.resumed", "write.settled"})
+TRIGGERS = frozenset({EventName.NODE_SUSPENDED, EventName.NODE_RESUMED, EventName.WRITE_SETTLED})
 _WHO_FIELDS = ("userId", "memberId", "organId")
 
 
@@ -178,7 +179,7 @@ def verify(events: Iterable[tuple[int, dict[str, Any]]], key: bytes | str | None
         heads[session] = (ev["hash"], seq)
     for session, (_, seq) in heads.items():
         last = next(ev for _, ev in reversed(items) if str(ev.get("session")) == session)
-        if last.get("type") != "turn.reply":
+        if last.get("type") != EventName.TURN_REPLY:
             verdict.notes.append(f"session {session} ends at seq {seq} ({last.get('type')}), not at a turn.reply: "
                                  "its last turn was interrupted, or the trace was cut short")
     return verdict
@@ -189,11 +190,11 @@ def _resumed_after_crash(items: list[tuple[int, dict[str, Any]]], where: int, at
     unit of work); when the previous process died after that unit, the events it wrote since are
     left behind. That fork is a restart, not an edit, when the new branch opens a turn and every
     bypassed event of the session belongs to the same turn as the head and opens none."""
-    if items[at][1].get("type") != "turn.started":
+    if items[at][1].get("type") != EventName.TURN_STARTED:
         return False
     turn = items[where][1].get("turn")
     bypassed = [ev for _, ev in items[where + 1:at] if str(ev.get("session")) == session]
-    return bool(bypassed) and all(ev.get("turn") == turn and ev.get("type") != "turn.started" for ev in bypassed)
+    return bool(bypassed) and all(ev.get("turn") == turn and ev.get("type") != EventName.TURN_STARTED for ev in bypassed)
 
 
 # ---------------------------------------------------------------- audit events
@@ -237,23 +238,23 @@ def follow(event: dict[str, Any], env: Any, chain: AuditChain | None) -> Iterato
     node = task.nodes.get(node_id) if task is not None and node_id else None
     common = {"task": event.get("task"), "node": node_id}
     kind = event.get("kind")
-    if event["type"] in ("node.suspended", "node.resumed") and kind == Suspension.APPROVAL:
+    if event["type"] in (EventName.NODE_SUSPENDED, EventName.NODE_RESUMED) and kind == Suspension.APPROVAL:
         pending = getattr(node, "pending", None)
         if node is None or pending is None:
             return
-        if event["type"] == "node.suspended":
+        if event["type"] == EventName.NODE_SUSPENDED:
             decision, actor = "REQUESTED", "runtime"
         else:
             answer = event.get("answer")
             decision, actor = str(answer.get("decision") if isinstance(answer, dict) else None), "user"
         args = _masked(env, node.skill, pending.tool, pending.args)
-        yield "audit.approval", {
+        yield EventName.AUDIT_APPROVAL, {
             **common, "approval": approval_id(chain, event["session"], event.get("task"), node_id, pending.tool,
                                               pending.asked_at),
             "decision": decision, "who": _who(env, actor),
             "what": {"tool": pending.tool, "args_digest": digest(args)},
             "at": _iso(env.now())}
-    elif event["type"] == "write.settled":
+    elif event["type"] == EventName.WRITE_SETTLED:
         ev = getattr(env, "evidence", {}).get(event.get("evidence"))
         if ev is None:
             return
@@ -262,6 +263,6 @@ def follow(event: dict[str, Any], env: Any, chain: AuditChain | None) -> Iterato
         if ev.idem_key:
             what["idempotency_key_digest"] = digest(ev.idem_key)
         via = event.get("via")
-        yield "audit.settlement", {
+        yield EventName.AUDIT_SETTLEMENT, {
             **common, "evidence": ev.id, "status": event.get("status"), "via": via,
             "who": _who(env, "user" if via == "user" else "runtime"), "what": what, "at": _iso(env.now())}

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillc.runtime.events import EventName
 from skillc.runtime import trace as trace_mod
 from skillc.runtime.telemetry.metrics import REGISTRY, Registry, record_event, tool_label
 
@@ -92,16 +93,16 @@ class Telemetry:
         now = time.perf_counter()
         kind = event["type"]
         record_event(self.registry, event)
-        if kind == "turn.started":
+        if kind == EventName.TURN_STARTED:
             state.turn_started = now
             state.boundary = now
-        elif kind == "tool.call":
+        elif kind == EventName.TOOL_CALL:
             self.registry.observe("skillc_tool_call_duration_seconds", max(0.0, now - state.boundary),
                                   tool_label(event))
             state.boundary = now
-        elif kind == "write.settled":
+        elif kind == EventName.WRITE_SETTLED:
             state.boundary = now
-        elif kind == "turn.reply":
+        elif kind == EventName.TURN_REPLY:
             if state.turn_started is not None:
                 self.registry.observe("skillc_turn_duration_seconds", now - state.turn_started)
             del self._sessions[session]  # nothing is kept between turns

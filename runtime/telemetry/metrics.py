@@ -21,6 +21,7 @@ import threading
 from bisect import bisect_left
 from typing import Any
 
+from skillc.runtime.events import EventName
 from skillc.runtime.errors import ErrorName
 from skillc.runtime.vocab import EvidenceStatus
 
@@ -177,17 +178,17 @@ def tool_label(event: dict[str, Any]) -> str:
 def record_event(registry: Registry, event: dict[str, Any]) -> None:
     """Update the counters an event stands for (latencies are timed by the listener)."""
     kind = event["type"]
-    if kind == "tool.call":
+    if kind == EventName.TOOL_CALL:
         outcome = tool_outcome(event)
         registry.add("skillc_tool_calls_total", 1, tool_label(event), outcome)
         if outcome == "refused":
             registry.add("skillc_refusals_total", 1, str(event.get("error")), str(event.get("code")))
-    elif kind == "audit.approval":
+    elif kind == EventName.AUDIT_APPROVAL:
         if event.get("decision") == "REQUESTED":
             registry.add("skillc_approvals_pending", 1)
         else:
             registry.add("skillc_approvals_pending", -1)
             registry.add("skillc_approvals_decided_total", 1, str(event.get("decision")))
-    elif kind == "write.settled":
+    elif kind == EventName.WRITE_SETTLED:
         registry.add("skillc_writes_settled_total", 1, str(event.get("status")),
                      ROUTES.get(str(event.get("via")), str(event.get("via"))))

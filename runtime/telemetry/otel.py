@@ -27,6 +27,7 @@ from typing import Any
 from opentelemetry import trace as ot
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from skillc.runtime.events import EventName
 from skillc.runtime.telemetry.metrics import tool_outcome
 from skillc.runtime.telemetry.otel_calls import ChatSpan, ToolSpan, client_span, model_attributes
 from skillc.runtime.vocab import Decision, NodeStatus, TaskStatus
@@ -137,7 +138,7 @@ class Spans:
         kind = event["type"]
         now = time.time_ns()
         st = self._turns.get(session)
-        if kind == "turn.started":
+        if kind == EventName.TURN_STARTED:
             if st is not None:
                 self._end_turn(st)
             # no explicit parent: the current context's span is the parent (a caller's trace
@@ -150,7 +151,7 @@ class Spans:
             return
         if st is None:
             return  # an event outside a turn (a test writing events by hand)
-        if kind != "write.settled" and kind != "audit.settlement" and kind != "mcp.invoked":
+        if kind != EventName.WRITE_SETTLED and kind != EventName.AUDIT_SETTLEMENT and kind != EventName.MCP_INVOKED:
             self._close_tool(st)
         handler = getattr(self, "_on_" + kind.replace(".", "_"), None)
         if handler is not None:
