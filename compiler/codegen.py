@@ -46,7 +46,7 @@ def generator_fingerprint() -> str:
 
     h = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    for path in sorted(here.glob("codegen*.py")) + [here / "graphs.py"]:  # codegen, its literals, views, args, names, rules
+    for path in sorted(here.glob("codegen*.py")) + [here / "graphs.py", here / "rules_names.py"]:  # codegen, its literals, views, args, names, rules, the rules' name table
         h.update(path.read_bytes())
     for entry in sorted(resources.files("skillc.compiler.templates").iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".j2"):

@@ -25,24 +25,12 @@ from typing import Any, Callable
 from skillc.compiler import ir
 from skillc.compiler import rules_ast as A
 from skillc.compiler.codegen_literals import Code, UnsafeLiteral, comment, literal
+from skillc.compiler.rules_names import CEL_FUNCTIONS, CEL_METHODS, NAMESPACES, ROOTS, TIME_PARTS
 from skillc.compiler.rules_syntax import RuleError, parse_rule_expr
 
-# The names a rule sees, and the scope attribute each one reads.
-ROOTS: dict[str, str] = {"args": "r.args", "platform": "r.platform", "shared": "r.shared", "inputs": "r.inputs",
-                         "now": "r.now"}
-NAMESPACES = ("evidence", "latest")
 
 _BINARY = {"+": "cel.add", "-": "cel.sub", "*": "cel.mul", "/": "cel.div", "%": "cel.mod", "==": "cel.eq",
            "!=": "cel.ne", "<": "cel.lt", "<=": "cel.le", ">": "cel.gt", ">=": "cel.ge", "in": "cel.in_"}
-_FUNCTIONS = {"size": "cel.size", "int": "cel.to_int", "double": "cel.to_double", "string": "cel.to_string",
-              "bool": "cel.to_bool", "dyn": "cel.dyn", "timestamp": "cel.timestamp", "duration": "cel.duration",
-              "decimal": "cel.to_decimal", "sum": "cel.sum_", "min": "cel.min_", "max": "cel.max_",
-              "matches": "cel.matches"}
-_METHODS = {"size": "cel.size", "contains": "cel.contains", "startsWith": "cel.starts_with",
-            "endsWith": "cel.ends_with", "matches": "cel.matches", "lowerAscii": "cel.lower_ascii",
-            "upperAscii": "cel.upper_ascii", "trim": "cel.trim"}
-TIME_PARTS = ("getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getHours",
-              "getMinutes", "getSeconds", "getMilliseconds")
 _MACROS = {"all": "cel.all_", "exists": "cel.exists", "exists_one": "cel.exists_one", "filter": "cel.filter_"}
 
 
@@ -248,19 +236,19 @@ class Emitter:
         if node.target is None:
             if node.func == "origin" and len(args) == 1:
                 return _call("r.origin", args[0], self._what(node.args[0]))
-            if node.func not in _FUNCTIONS:  # the checker refuses it; codegen never guesses
+            if node.func not in CEL_FUNCTIONS:  # the checker refuses it; codegen never guesses
                 raise UnsafeLiteral(f"unknown rule function {node.func!r}")
             if node.func == "sum" and _decimal_valued(node):
                 # a list of exact decimals (a comprehension): Python's sum adds them as cel.sum_
                 # does, and gives the int 0 for none, as it does
                 return _call("sum", *args)
-            return _call(_FUNCTIONS[node.func], *args)
+            return _call(CEL_FUNCTIONS[node.func], *args)
         target = self.tree(node.target)
         if node.func in TIME_PARTS:
             return _call("cel.ts_part", target, _atom(literal(node.func)), *args)
-        if node.func not in _METHODS:
+        if node.func not in CEL_METHODS:
             raise UnsafeLiteral(f"unknown rule method {node.func!r}")
-        return _call(_METHODS[node.func], target, *args)
+        return _call(CEL_METHODS[node.func], target, *args)
 
 
 @dataclass

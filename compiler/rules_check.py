@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from skillc.compiler import ir
 from skillc.compiler import rules_ast as A
 from skillc.compiler import rules_types as T
-from skillc.compiler.codegen_rules import _FUNCTIONS, _METHODS, NAMESPACES, ROOTS, TIME_PARTS, namespace_tool
+from skillc.compiler.codegen_rules import namespace_tool
+from skillc.compiler.rules_names import CEL_FUNCTIONS, CEL_METHODS, NAMESPACES, ROOTS, TIME_PARTS
 from skillc.compiler.rules_fold import regex_problem
 from skillc.runtime import cel
 
 Type = T.Type
 SEVERITY = {"SC701": "error", "SC702": "error", "SC703": "error", "SC704": "error", "SC705": "warning",
             "SC706": "warning", "SC707": "error", "SC708": "warning", "SC709": "warning", "SC710": "error"}
-FUNCTIONS = sorted(set(_FUNCTIONS) | {"origin", "has"})
-METHODS = sorted(set(_METHODS) | set(TIME_PARTS) | {"all", "exists", "exists_one", "filter", "map"})
+FUNCTIONS = sorted(set(CEL_FUNCTIONS) | {"origin", "has"})
+METHODS = sorted(set(CEL_METHODS) | set(TIME_PARTS) | {"all", "exists", "exists_one", "filter", "map"})
 _DURATION_PARTS = ("getHours", "getMinutes", "getSeconds", "getMilliseconds")
 
 
@@ -296,7 +297,7 @@ class Checker:
         f = node.func
         if f == "origin":
             return self._origin(node)
-        if f not in _FUNCTIONS:
+        if f not in CEL_FUNCTIONS:
             close = difflib.get_close_matches(f, FUNCTIONS, n=1)
             return self._f("SC703", f"unknown function '{f}'; functions are {', '.join(FUNCTIONS)}", node,
                            help=f"did you mean '{close[0]}'?" if close else None)
@@ -353,7 +354,7 @@ class Checker:
     def _method(self, node: A.Call) -> Type:
         assert node.target is not None
         f = node.func
-        if f not in _METHODS and f not in TIME_PARTS:
+        if f not in CEL_METHODS and f not in TIME_PARTS:
             close = difflib.get_close_matches(f, METHODS, n=1)
             return self._f("SC703", f"unknown function '.{f}()'; methods are {', '.join(METHODS)}", node,
                            help=f"did you mean '{close[0]}'?" if close else None)

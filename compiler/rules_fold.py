@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillc.compiler import rules_ast as A
+from skillc.compiler.rules_run import evaluate_node
 from skillc.runtime import cel, textpattern
 
 
@@ -18,12 +19,10 @@ def regex_problem(pattern: str) -> str | None:
 
 def constant_value(node: A.Node) -> tuple[bool, Any]:
     """(True, value) when a node reads no name at all (so its value is fixed), else (False, None);
-    the value is worked out by the rule's own generated code (compiler.rules_eval). A constant
+    the value is worked out by the rule's own generated code (compiler.rules_run). A constant
     that cannot be decided has an `Undecidable` as its value."""
     if _reads_names(node):
         return False, None
-    from skillc.compiler.rules_eval import evaluate_node
-
     try:
         return True, evaluate_node(node, "")
     except cel.Undecidable as exc:

@@ -9,7 +9,7 @@ import re
 from skillc.compiler import ir
 from skillc.compiler import rules_ast as A
 from skillc.compiler import rules_types as T
-from skillc.compiler.codegen_rules import _FUNCTIONS, NAMESPACES, ROOTS
+from skillc.compiler.rules_names import CEL_FUNCTIONS, NAMESPACES, ROOTS
 from skillc.compiler.diagnostics import Diagnostic, Severity, make
 from skillc.compiler.rules_check import Checker, Env, Finding
 from skillc.compiler.rules_fold import fixed_truth
@@ -110,7 +110,7 @@ class _RuleChecks:
             self.d("SC707", f"{where} has no message: say what is wrong and what to do next", rule.span)
         bound: dict[str, T.Type] = {}
         for let in rule.lets:
-            taken = set(ROOTS) | set(NAMESPACES) | set(_FUNCTIONS) | RESERVED | {"true", "false", "null", "in", "has"}
+            taken = set(ROOTS) | set(NAMESPACES) | set(CEL_FUNCTIONS) | RESERVED | {"true", "false", "null", "in", "has"}
             if not _NAME.fullmatch(let.name) or let.name in taken:
                 self.d("SC707", f"{where}.let: '{let.name}' cannot be a binding's name (an identifier that is not a "
                                 "name a rule already sees)", let.key_span)

@@ -15,23 +15,11 @@ ROOT = Path(skillc.compiler.__file__).parent
 PACKAGE = "skillc.compiler"
 P = PACKAGE + "."
 
-# Left for the rules work (compiler/rules_*, codegen_rules.py belong to it; issue 29): each entry
-# must still be real, so the list shrinks when one is fixed.
-KNOWN_CYCLE_EDGES = {(P + "rules_fold", P + "rules_eval")}  # constant_value runs the rule's own code
-KNOWN_PRIVATE = {
-    (P + "rules_check", P + "codegen_rules", "_FUNCTIONS"),
-    (P + "rules_check", P + "codegen_rules", "_METHODS"),
-    (P + "rules_front", P + "codegen_rules", "_FUNCTIONS"),
-}
 CODEGEN_PARTS = ("codegen_views", "codegen_args", "codegen_names", "codegen_rules")
 
 
 def _graph() -> nx.DiGraph:
-    graph = import_graph(ROOT, PACKAGE)
-    for edge in KNOWN_CYCLE_EDGES:
-        assert graph.has_edge(*edge), f"{edge} is no longer imported: drop it from KNOWN_CYCLE_EDGES"
-    graph.remove_edges_from(KNOWN_CYCLE_EDGES)
-    return graph
+    return import_graph(ROOT, PACKAGE)
 
 
 def test_compiler_has_no_import_cycle() -> None:
@@ -43,8 +31,7 @@ def test_no_private_name_is_imported_across_compiler_modules() -> None:
     found = {(imp.source, imp.target, name) for imp in all_imports(ROOT, PACKAGE)
              if imp.target.startswith(P) for name in imp.names
              if name.startswith("_") and not name.startswith("__")}
-    assert KNOWN_PRIVATE <= found, f"fixed: drop {KNOWN_PRIVATE - found} from KNOWN_PRIVATE"
-    assert found - KNOWN_PRIVATE == set()
+    assert found == set(), sorted(found)
 
 
 def test_codegen_parts_build_on_the_literals_leaf_not_on_each_other() -> None:
