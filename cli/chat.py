@@ -161,10 +161,11 @@ def _read_studio(config: Any, compiled: str | None, store_path: str, write: Call
 def _open_trace(path: str | None) -> Any:
     """The --trace file (or none), appended: a session resumed with the same --trace file continues
     its audit chain there."""
+    from skillc.runtime.config import audit_key
     from skillc.runtime.trace import TraceWriter
 
     try:
-        return TraceWriter(path, keep=False, append=True)
+        return TraceWriter(path, keep=False, append=True, key=audit_key())
     except OSError as exc:
         raise ChatError(f"--trace {path}: cannot write: {exc.strerror or exc}") from None
 

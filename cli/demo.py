@@ -59,7 +59,7 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
     from skillc.compiler.build import compile_studio
     from skillc.render import Renderer
     from skillc.runtime import open_runtime
-    from skillc.runtime.config import Config, McpConfig, McpServerConfig, Settings
+    from skillc.runtime.config import Config, McpConfig, McpServerConfig, Settings, audit_key
     from skillc.runtime.events import EventName
     from skillc.runtime.loader import load_compiled
     from skillc.runtime.model.scripted import ScriptedModel
@@ -74,7 +74,7 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
         server = McpServerConfig(command=sys.executable, args=["-m", "skillc.examples.cms_server"],
                                  env={"CMS_DB": str(Path(tmp) / "cms.sqlite"), "CMS_SLOW_FIRST": "cms_tag_add",
                                       "CMS_SLOW_SECONDS": str(timeout * 2)})
-        trace = TraceWriter(trace_path, keep=True)
+        trace = TraceWriter(trace_path, keep=True, key=audit_key())
         trace.listeners.append(renderer.event)
         write("starting the example CMS MCP server (a real process over stdio) …")
         model = ScriptedModel()

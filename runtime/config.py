@@ -312,6 +312,17 @@ _OTEL_VARS = ("OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_TRACES_E
 _YES = ("1", "true", "on", "yes")
 
 
+AUDIT_KEY_ENV = "SKILLC_AUDIT_KEY"
+
+
+def audit_key(environ: Mapping[str, str] | None = None) -> bytes | None:
+    """The trace's audit key (its chain's digests become HMACs): `SKILLC_AUDIT_KEY`, else None.
+    Read here, by whoever opens a runtime's trace (`open_runtime`, `skillc serve`, the CLI),
+    never by a `TraceWriter` itself."""
+    value = (os.environ if environ is None else environ).get(AUDIT_KEY_ENV)
+    return value.encode() if value else None
+
+
 class TelemetryChoice(BaseModel):
     """What telemetry a runtime gets: metrics, and spans too when `spans` (`sdk_from_env`: set up
     an SDK tracer provider from OTEL_* variables unless the application set one)."""

@@ -19,7 +19,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime.config import Config, ConfigError, Settings, load_config
+from skillc.runtime.config import Config, ConfigError, Settings, audit_key, load_config
 
 if TYPE_CHECKING:
     from skillc.runtime.config import McpServerConfig
@@ -71,7 +71,7 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
         if trace is None:
             from skillc.runtime.trace import TraceWriter
 
-            trace = TraceWriter()
+            trace = TraceWriter(key=audit_key())
         trace.listeners.extend(listeners)
         runtime = Runtime(studio, gateway, model, opened, settings or cfg.settings, clock=clock, trace=trace,
                           on_progress=on_progress, seed=seed, strict=strict)

@@ -23,6 +23,7 @@ from skillc.runtime.store import offloop
 from skillc.runtime.store.base import StoreConflict
 from skillc.runtime.store.base import Store as StoreProtocol
 from skillc.runtime.tasks import Reply
+from skillc.runtime.config import audit_key
 from skillc.runtime.trace import TraceWriter
 from skillc.runtime.turn import run_turn
 from skillc.runtime.turn_env import TurnEnv
@@ -50,7 +51,7 @@ class Runtime:
         self.store = store
         self.settings = settings
         self.clock = clock
-        self.trace = trace or TraceWriter()
+        self.trace = trace or TraceWriter(key=audit_key())
         self.on_progress = on_progress
         self.rng = random.Random(seed)
         # A gateway built with `on_invoked=None` leaves reporting to the runtime: each session

@@ -65,8 +65,8 @@ class TraceWriter:
     """Streams events to a file and listeners, chains them per session; keeps them only if asked.
 
     `keep=True` keeps every event in `events` (tests, the scenario runner). `chain=False` leaves
-    out `prev`/`hash`; `key` (bytes) makes the chain's digests HMACs (default: the
-    `SKILLC_AUDIT_KEY` environment variable, else plain SHA-256). `audit=False` leaves out the
+    out `prev`/`hash`; `key` (bytes) makes the chain's digests HMACs (none: plain
+    SHA-256; `config.audit_key()` reads `SKILLC_AUDIT_KEY` for the callers that open a runtime). `audit=False` leaves out the
     audit events. `append=True` adds to an existing file, numbering on from its last `seq`
     (else the file is started anew); `seq_from` numbers on from a `seq` the caller knows was
     already used (a service restarted over its per-session trace files). `observers` see every

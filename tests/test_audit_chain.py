@@ -75,7 +75,7 @@ def test_reordered_events_are_named(trace: Path, tmp_path: Path, capsys: pytest.
 def test_rehashed_edit_breaks_the_next_link(trace: Path, tmp_path: Path) -> None:
     """An editor who recomputes the edited event's own hash (no key needed) still breaks the chain."""
     events = _lines(trace)
-    chain = AuditChain(None, from_env=False)
+    chain = AuditChain(None)
     events[3]["turn"] = 99
     events[3]["hash"] = chain.event_hash(events[3])
     verdict = verify(iter_events(str(_write(tmp_path / "rehashed.jsonl", events))))
@@ -150,7 +150,7 @@ def test_json_verdict_and_a_restarted_chain(tmp_path: Path, capsys: pytest.Captu
         lines.append((tmp_path / "part.jsonl").read_text(encoding="utf-8"))
     # seq restarts too in a new process: renumber as one log would (seq is hashed, so re-seal)
     events = [json.loads(line) for text in lines for line in text.splitlines()]
-    chain = AuditChain(None, from_env=False)
+    chain = AuditChain(None)
     for seq, event in enumerate(events, 1):
         event["seq"] = seq
         if seq == 3:

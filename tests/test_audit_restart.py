@@ -139,7 +139,7 @@ def test_a_process_that_died_after_its_last_unit_leaves_a_noted_fork(compiled: P
     events[len(first) - 1]["type"] = "turn.started"  # re-hashed: keyless, so anyone can; the fork shape is what counts
     from skillc.runtime.telemetry.audit import AuditChain
 
-    events[len(first) - 1]["hash"] = AuditChain(None, from_env=False).event_hash(events[len(first) - 1])
+    events[len(first) - 1]["hash"] = AuditChain(None).event_hash(events[len(first) - 1])
     lines[len(first) - 1] = json.dumps(events[len(first) - 1])
     trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert verify(iter_events(str(trace))).problem is not None

@@ -18,7 +18,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from skillc.runtime import open_runtime, telemetry
 from skillc.runtime.config import Config, TelemetryConfig
 from skillc.runtime.model.scripted import ScriptedModel
-from skillc.runtime.telemetry.audit import KEY_ENV
 from skillc.runtime.telemetry.core import ObservedModel, Telemetry
 from skillc.runtime.trace import TraceWriter
 from skillc.scenario.runner import run_scenario
@@ -56,14 +55,25 @@ class _Recording(dict[str, str]):
         return super().__contains__(key)
 
 
-def test_trace_writer_reads_no_telemetry_switch(monkeypatch: pytest.MonkeyPatch) -> None:
-    environ = _Recording({**os.environ, "SKILLC_TELEMETRY": "1", "OTEL_SERVICE_NAME": "x"})
+def test_trace_writer_reads_no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    environ = _Recording({**os.environ, "SKILLC_TELEMETRY": "1", "OTEL_SERVICE_NAME": "x",
+                          "SKILLC_AUDIT_KEY": "k"})
     monkeypatch.setattr(os, "environ", environ)
     writer = TraceWriter()
     writer.emit("turn.started", session="s", turn=1, message="m")
-    assert writer.observers == []
-    # the audit key is the chain's own setting (telemetry/audit.py), not a telemetry switch
-    assert set(environ.read) <= {KEY_ENV}, environ.read
+    assert writer.observers == [] and writer.chain is not None and not writer.chain.keyed
+    assert environ.read == []  # telemetry and the audit key come from whoever opens the runtime
+
+
+def test_open_runtime_reads_the_audit_key(monkeypatch: pytest.MonkeyPatch, quiet_env: None) -> None:
+    monkeypatch.setenv("SKILLC_AUDIT_KEY", "k")
+
+    async def chain_keyed() -> bool:
+        async with open_runtime(Config(), studio=object(), gateway=_Gateway(), model=ScriptedModel(),
+                                store=":memory:") as rt:
+            return bool(rt.trace.chain.keyed)
+
+    assert run_async(chain_keyed())
 
 
 def test_choice_comes_from_the_config_and_the_environment() -> None:

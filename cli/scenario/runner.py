@@ -193,10 +193,11 @@ def _read_setup(data: dict[str, Any], doc: Located, tmp: Path) -> tuple[Any, dic
 
 def _open_trace(trace_path: str | None) -> Any:
     """The trace the expectations are checked against (kept in memory; also written to --trace)."""
+    from skillc.runtime.config import audit_key
     from skillc.runtime.trace import TraceWriter
 
     try:
-        return TraceWriter(trace_path, keep=True)
+        return TraceWriter(trace_path, keep=True, key=audit_key())
     except OSError as exc:
         raise ScenarioError(f"--trace {trace_path}: cannot write: {exc.strerror or exc}") from None
 

@@ -22,6 +22,7 @@ from typing import Any, Callable
 from starlette.requests import Request
 
 from skillc.runtime import opener
+from skillc.runtime.config import audit_key
 from skillc.runtime.events import EventName
 from skillc.runtime.errors import CallerError, SessionBusy, UnknownAgent
 from skillc.runtime.redact import redact_urls
@@ -98,7 +99,7 @@ class ServerContext:
         await self.feed.update(force=True)
         if self._given["gateway"] is None:
             self._report_servers(gateway)
-        trace = TraceWriter(keep=False, seq_from=self.traces.last_seq())
+        trace = TraceWriter(keep=False, seq_from=self.traces.last_seq(), key=audit_key())
         trace.listeners.append(self._on_trace)
         trace.flushers.append(self.traces.flush)
         self.runtime = Runtime(self.feed, gateway, model, store, self.config.settings, trace=trace,

@@ -2,8 +2,8 @@
 
 Every event carries `prev` (the digest of its session's previous event; for the session's first
 event, the session's *anchor*) and `hash` (its own digest, over its canonical JSON without
-`hash`). A digest is SHA-256, or HMAC-SHA-256 when a key is configured (`SKILLC_AUDIT_KEY`, or
-`[telemetry] audit-key-env`): without the key nobody can rewrite the chain after an edit.
+`hash`). A digest is SHA-256, or HMAC-SHA-256 when a key is given (`SKILLC_AUDIT_KEY`, which
+the config layer reads for whoever opens a runtime: runtime/config.py `audit_key`): without the key nobody can rewrite the chain after an edit.
 The anchor is the digest of `skillc-trace-anchor\\0<session>`.
 
 `verify` walks a trace in file order and reports the first event that was altered (its content
@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -32,7 +31,7 @@ from skillc.runtime.events import EventName
 from skillc.runtime.redact import mask_args
 from skillc.runtime.vocab import Suspension
 
-KEY_ENV = "SKILLC_AUDIT_KEY"
+KEY_ENV = "SKILLC_AUDIT_KEY"  # read by the config layer (runtime/config.py audit_key), never here
 _ANCHOR = "skillc-trace-anchor\0"
 TRIGGERS = frozenset({EventName.NODE_SUSPENDED, EventName.NODE_RESUMED, EventName.WRITE_SETTLED})
 _WHO_FIELDS = ("userId", "memberId", "organId")
@@ -52,9 +51,7 @@ def canonical(value: Any) -> bytes:
 class AuditChain:
     """Digests (keyed or not) and each session's chain head, for a writer or a verifier."""
 
-    def __init__(self, key: bytes | str | None = None, *, from_env: bool = True) -> None:
-        if key is None and from_env:
-            key = os.environ.get(KEY_ENV) or None
+    def __init__(self, key: bytes | str | None = None) -> None:
         self.key: bytes | None = key.encode() if isinstance(key, str) else key
         self.heads: dict[str, str] = {}
 
@@ -129,7 +126,7 @@ class Verdict:
 def verify(events: Iterable[tuple[int, dict[str, Any]]], key: bytes | str | None = None) -> Verdict:
     """Recompute every session's chain over (line, event) pairs in file order; the first break.
     `key` is the audit key the trace was written with (None: unkeyed)."""
-    chain = AuditChain(key, from_env=False)
+    chain = AuditChain(key)
     items = list(events)
     # Where each event's own hash sits, per session, to tell a reordering from a removal.
     position: dict[tuple[str, str], int] = {}
@@ -221,7 +218,7 @@ def _masked(env: Any, skill: str | None, tool: str, args: Any) -> Any:
     return mask_args(args, meta.sensitive_paths)
 
 
-_PLAIN = AuditChain(None, from_env=False)  # digests for a writer without a chain
+_PLAIN = AuditChain(None)  # digests for a writer without a chain
 
 
 def approval_id(chain: AuditChain | None, session: str, task: Any, node: Any, tool: str, asked_at: float) -> str:
