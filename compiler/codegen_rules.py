@@ -31,6 +31,7 @@ from skillc.compiler.rules_syntax import RuleError, parse_rule_expr
 
 _BINARY = {"+": "cel.add", "-": "cel.sub", "*": "cel.mul", "/": "cel.div", "%": "cel.mod", "==": "cel.eq",
            "!=": "cel.ne", "<": "cel.lt", "<=": "cel.le", ">": "cel.gt", ">=": "cel.ge", "in": "cel.in_"}
+_TYPED_OPS = ("==", "!=", "<", "<=", ">", ">=")  # compared with a number literal by type first (fast form)
 _MACROS = {"all": "cel.all_", "exists": "cel.exists", "exists_one": "cel.exists_one", "filter": "cel.filter_"}
 
 
@@ -60,7 +61,7 @@ class Py:
     head: str
     args: tuple["Py", ...] = ()
     kind: str = "atom"  # atom | call | lambda | cond | comp (`[elt for head in iterable]`) | infix (`(a head b)`)
-    #                     | sub (`operand[head]`)
+    #                     | sub (`operand[head]`) | typed (`(cmp if type(_v := operand) is head else general)`)
     brackets: str = "()"
 
     def flat(self) -> str:
@@ -78,6 +79,9 @@ class Py:
             return f"{self.args[0].flat()}[{self.head}]"
         if self.kind == "comp":
             return f"[{self.args[0].flat()} for {self.head} in {self.args[1].flat()}{self._cond_flat()}]"
+        if self.kind == "typed":
+            cmp, operand, general = (a.flat() for a in self.args)
+            return f"({cmp} if type(_v := {operand}) is {self.head} else {general})"
         return self.head
 
     def _cond_flat(self) -> str:
@@ -101,6 +105,10 @@ class Py:
             left, right = self.args
             return (f"(\n{pad}{left.layout(indent + 4)}\n{pad}{self.head} "
                     f"{right.layout(indent + 4, len(self.head) + 1)}\n{' ' * indent})")
+        if self.kind == "typed":
+            cmp, operand, general = self.args
+            return (f"(\n{pad}{cmp.layout(indent + 4)}\n{pad}if type(_v := {operand.layout(indent + 4, 16)}) "
+                    f"is {self.head}\n{pad}else {general.layout(indent + 4, 5)}\n{' ' * indent})")
         if self.kind == "comp":
             elt, iterable = self.args[0], self.args[1]
             tail = ""
@@ -154,6 +162,7 @@ class Emitter:
     text: str
     bound: frozenset[str] = frozenset()
     fast: bool = False  # a field is read by subscript (a rule's fast form: see rule_body)
+    iterable: bool = False  # inside a comprehension's iterable, where Python allows no `:=`
 
     def src(self, node: A.Node) -> str:
         """The expression's own text of a node (for messages naming what was missing)."""
@@ -210,13 +219,18 @@ class Emitter:
                     and all(_string_lit(i) for i in node.right.items)):
                 # `x in ['a', 'b']`: only a string equal to one is in it, as in a Python tuple
                 return Py("in", (self.tree(node.left), self.tree(node.right)), "infix")
+            if self.fast and not self.iterable and node.op in _TYPED_OPS:
+                typed = self._typed(node)
+                if typed is not None:
+                    return typed
             return _call(_BINARY[node.op], self.tree(node.left), self.tree(node.right))
         if isinstance(node, A.Cond):
             return Py("", (self.tree(node.then), self.tree(node.cond), self.tree(node.other)), "cond")
         if isinstance(node, A.Macro):
-            inner = Emitter(self.text, self.bound | {node.var}, self.fast)
+            inner = Emitter(self.text, self.bound | {node.var}, self.fast, self.iterable)
             var = local_name(node.var)
-            target = self.tree(node.target)
+            comp = node.kind == "filter" or (node.kind == "map" and node.pred is None)  # a comprehension's iterable
+            target = (Emitter(self.text, self.bound, self.fast, True) if comp else self).tree(node.target)
             if node.kind == "map":
                 assert node.transform is not None
                 if node.pred is not None:  # every item's condition is judged before any is mapped
@@ -230,6 +244,18 @@ class Emitter:
         if isinstance(node, A.Call):
             return self._call(node)
         raise AssertionError(f"unhandled rule node {node!r}")  # pragma: no cover - the parser makes no other
+
+    def _typed(self, node: A.Binary) -> Py | None:
+        """A comparison of a value with an int or double literal, in the fast form: Python's own
+        operator when the value is of the literal's very type (what the CEL operator does then:
+        bool is not int, and an int never meets a double here), else the CEL operator."""
+        for lit, other, left in ((node.right, node.left, True), (node.left, node.right, False)):
+            if isinstance(lit, A.Lit) and lit.kind in ("int", "double"):
+                py_type = "int" if lit.kind == "int" else "float"
+                value, held = self.tree(lit), _atom("_v")
+                pair = (held, value) if left else (value, held)
+                return Py(py_type, (Py(node.op, pair, "infix"), self.tree(other), _call(_BINARY[node.op], *pair)), "typed")
+        return None
 
     def _call(self, node: A.Call) -> Py:
         args = [self.tree(a) for a in node.args]

@@ -297,3 +297,28 @@ def test_a_rule_with_lets_and_a_guard_reading_fields_decides_as_its_parts_do() -
             assert isinstance(got, str), (o, got, source)
         else:
             assert got == want, (o, source)
+
+
+NUMBER_EXPRS = [f"{a} {op} {b}" for op in ("==", "!=", "<", "<=", ">", ">=")
+                for a, b in (("o.f", "1"), ("1", "o.f"), ("o.f", "1.5"), ("0.0", "o.f"), ("o.f", "-1"))]
+NUMBER_EXPRS += ["o.f > 0 && o.f <= 10", "o.l.map(x, x.f > 1).size() == 2", "[o.f > 1].map(x, x).size() == 1",
+                 "o.l.filter(x, [x.f >= 1].exists(y, y)).size() > 0", "o.l.exists(x, x.f != 2)"]
+NUMBER_VALUES: list[Any] = [{"f": k} for k in KINDS] + [
+    {"f": 2**63 - 1}, {"f": -(2**63)}, {"f": 1.5}, {"f": -1}, {"f": Decimal("1.5")}, {}, None,
+    {"l": [{"f": k} for k in KINDS]}, {"l": [{"f": 1}, {"f": 2}]}, {"l": [{"f": 2.0}, {"f": True}]}, {"l": [{}]}]
+
+
+@pytest.mark.parametrize("expr", NUMBER_EXPRS)
+def test_a_comparison_with_a_number_literal_checks_the_kind_first_and_decides_as_cel_does(expr: str) -> None:
+    fn, source = _compiled_rule(expr)
+    assert "if type(_v := " in source, source  # Python's operator when the value is of the literal's type
+    general = eval_expression(expr, {"o": {}}).code
+    assert "_v" not in general  # the general form keeps CEL's operators
+    for o in NUMBER_VALUES:
+        scope = Scope(args={}, platform={}, shared={}, inputs={}, now=datetime(2027, 1, 1, tzinfo=timezone.utc),
+                      records=lambda: (), vars={"o": o})
+        want = _outcome(lambda s: eval(general, {"cel": cel, "r": s}), scope)  # noqa: S307 - our own code
+        if want is not None and not isinstance(want, bool):
+            want = _outcome(lambda s: cel.result(eval(general, {"cel": cel, "r": s})), scope)  # noqa: S307
+        got = _outcome(fn, scope)
+        assert got == want and type(got) is type(want), (expr, o, source)
