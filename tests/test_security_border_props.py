@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from skillc.runtime import jsontext
 from skillc.runtime.config import Settings
-from skillc.runtime.mcp.result import CallOutcome, response_json
+from skillc.runtime.mcp.result import CallOutcome, ToolInfo, response_json
 from skillc.runtime.model.base import ToolCall
 from skillc.runtime.node import _at_border, dispatch, record
 from skillc.runtime.session import Runtime
@@ -82,8 +82,8 @@ class Answering:
     gateway reads one (`response_json`), deep text included."""
 
     def __init__(self) -> None:
-        self.catalog = {t: SimpleNamespace(name=t, title=None, description=None, input_schema={"type": "object"},
-                                           server="t") for t in TOOLS}
+        self.catalog = {t: ToolInfo(name=t, title=None, description=None, input_schema={"type": "object"},
+                                     server="t") for t in TOOLS}
         self.answer: tuple[str, Any] = ("value", {"code": 0})
 
     async def call(self, tool: str, args: dict[str, Any], *, timeout: float | None = None) -> CallOutcome:
