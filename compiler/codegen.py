@@ -56,7 +56,7 @@ def generator_fingerprint() -> str:
 
 def contract_sha256(text: str) -> str:
     """The sha256 of a contract's text, as written in the module header and the manifest."""
-    # surrogatepass kept: codegen stays safe on IR built directly (tests/test_security_codegen.py).
+    # surrogatepass kept: codegen stays safe on IR built directly (tests/compiler/test_security_codegen.py).
     # Studio text with a lone surrogate is refused at the border (compiler.studio_border), and
     # compiler.build writes and hashes strictly, so such text still cannot reach a compiled studio.
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -28,7 +28,7 @@ def ident(text: str) -> str:
     if len(text) <= 64 and _PLAIN_NAME.fullmatch(text):
         return text
     # surrogatepass only to hash a name into an identifier (no text of it is written): codegen stays
-    # safe on IR built directly (tests/test_security_codegen.py); studio text is refused earlier,
+    # safe on IR built directly (tests/compiler/test_security_codegen.py); studio text is refused earlier,
     # at the border (compiler.studio_border), and the module's literals escape what they hold.
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     tail = "_".join(re.findall(r"[A-Za-z0-9]+", text, re.ASCII))[:32].strip("_")

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 ROOTS = {"grammar": "grammar", "compiler": "compiler", "runtime": "runtime", "generated": "generated",
          "examples": "examples"}  # skillc.<name> -> folder; skillc itself is cli/ (setup.py)
-FAST = ["tests/test_conformance_public.py", "tests/test_example_studio_shape.py", "tests/test_runner_format.py",
+FAST = ["tests/test_conformance_public.py", "tests/test_example_studio_shape.py", "tests/cli/test_runner_format.py",
         "-k", "matching_table or durations or public or scenario_01 or well_formed"]
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("SKILLC_IN_CLONE")), reason="already inside the clone test")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-_PATH = Path(__file__).resolve().parent.parent / "bench" / "compare.py"
+_PATH = Path(__file__).resolve().parents[2] / "bench" / "compare.py"
 _spec = importlib.util.spec_from_file_location("bench_compare", _PATH)
 assert _spec is not None and _spec.loader is not None
 compare = importlib.util.module_from_spec(_spec)

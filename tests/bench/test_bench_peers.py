@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pytest
 
-PEERS = Path(__file__).resolve().parent.parent / "bench" / "peers"
+PEERS = Path(__file__).resolve().parents[2] / "bench" / "peers"
 DRIVERS = ("skillc_driver", "langgraph_driver", "openai_agents_driver", "pydantic_ai_driver")
 
 

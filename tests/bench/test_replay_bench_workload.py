@@ -13,7 +13,7 @@ from skillc.runtime.replay import JudgeOptions, judge
 from skillc.runtime.replay.openai_format import _conversation
 from skillc.runtime.vocab import Verdict
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "replay.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "replay.py"
 
 
 def test_the_benchmark_conversation_is_judged_as_described(compiled_example: Any) -> None:

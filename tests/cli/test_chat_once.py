@@ -16,7 +16,7 @@ from helpers.terminal import Terminal
 from skillc.main import run as skillc
 from skillc.model_stub import FakeOpenAIServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_library_has_a_null_handler_and_no_last_resort_output(capsys: pytest.CaptureFixture[str]) -> None:

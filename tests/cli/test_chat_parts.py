@@ -1,7 +1,7 @@
 """The conversation parts of `skillc chat` (skillc.chat_loop) over a stand-in session: the prompt
 and the answers each waiting question takes (approval, verification, follow-up), the /commands the
 pseudo-terminal tests do not type, a reply that answers nothing, the end of input, and a turn that
-ends the chat. What the real session and store do is covered by tests/test_chat_*.py."""
+ends the chat. What the real session and store do is covered by tests/cli/test_chat_*.py."""
 from __future__ import annotations
 
 import asyncio

@@ -11,7 +11,7 @@ from helpers.terminal import Terminal
 
 from skillc.model_stub import FakeOpenAIServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_chat_confirms_an_approval_at_the_prompt(tmp_path: Path) -> None:

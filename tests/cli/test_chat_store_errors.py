@@ -21,7 +21,7 @@ import pytest
 from skillc.chat import ChatError, chat
 from skillc.runtime.store import SQLiteStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _args(tmp_path: Path, session: str | None = None) -> SimpleNamespace:

@@ -12,7 +12,7 @@ import pytest
 from helpers.things_studio import SLOW_START, annotated, things_studio
 from skillc.main import run as skillc
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
 

@@ -15,7 +15,7 @@ from helpers.terminal import Terminal
 
 from skillc.model_stub import FakeOpenAIServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APPROVAL_PROMPT = "confirm? [y]es / [n]o, reject / [c]ancel> "
 
 

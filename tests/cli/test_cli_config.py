@@ -9,7 +9,7 @@ import pytest
 
 from skillc.main import run as skillc
 
-CLEAN = Path(__file__).parent / "fixtures" / "frontend" / "studio"
+CLEAN = Path(__file__).parents[1] / "fixtures" / "frontend" / "studio"
 
 
 @pytest.fixture

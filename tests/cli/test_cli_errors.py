@@ -15,7 +15,7 @@ import pytest
 from skillc.main import COMMANDS, build_parser
 from skillc.main import run as skillc
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STUDIO = ROOT / "examples" / "studio"
 
 

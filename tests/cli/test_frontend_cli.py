@@ -11,7 +11,7 @@ import pytest
 
 from skillc.main import run
 
-STUDIO = Path(__file__).parent / "fixtures" / "frontend" / "studio"
+STUDIO = Path(__file__).parents[1] / "fixtures" / "frontend" / "studio"
 
 
 def test_check_clean_studio(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from skillc.render import Renderer
 from skillc.scenario.runner import run_scenario
 
-CONFLICT = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "02-lifecycle-title-conflict.yaml"
+CONFLICT = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "02-lifecycle-title-conflict.yaml"
 
 
 def test_a_settled_business_failure_says_what_it_means() -> None:

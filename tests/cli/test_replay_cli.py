@@ -11,7 +11,7 @@ from helpers.transcripts import LABELS, LOGS, WHO
 
 from skillc.main import run as skillc
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STUDIO = str(ROOT / "examples" / "studio")
 
 

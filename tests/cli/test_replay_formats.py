@@ -13,7 +13,7 @@ from helpers.transcripts import FOUND, LABELS, LOGS, WHO, answer, call, user
 
 from skillc.main import run as skillc
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EVIL = '<script>alert("x")</script>|`**'
 
 

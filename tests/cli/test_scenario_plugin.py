@@ -13,7 +13,7 @@ import yaml
 
 from skillc.main import run as skillc
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "03-space-lookup-session-outputs.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "03-space-lookup-session-outputs.yaml"
 
 
 def write_studio(inline: dict[str, Any], root: Path) -> None:

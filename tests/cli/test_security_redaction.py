@@ -16,7 +16,7 @@ from skillc.runtime.redact import redact_urls
 
 from helpers.asgi_app import ALICE, serving
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "studio"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "studio"
 SOURCE = "http://studio-user:s3cr3t-pw@studio.internal:8780"
 
 

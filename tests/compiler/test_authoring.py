@@ -11,8 +11,8 @@ import pytest
 
 from skillc.main import run as skillc
 
-CLEAN = Path(__file__).parent / "fixtures" / "frontend" / "studio"
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "diagnostics.md"
+CLEAN = Path(__file__).parents[1] / "fixtures" / "frontend" / "studio"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"
 
 
 @pytest.fixture
@@ -212,7 +212,7 @@ def test_make_refuses_a_code_outside_the_table() -> None:
 def test_every_code_spelled_in_the_sources_is_in_the_table() -> None:
     from skillc.compiler.diagnostics import CODES
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     used: set[str] = set()
     for folder in ("compiler", "cli"):
         for path in (root / folder).rglob("*.py"):
@@ -223,7 +223,7 @@ def test_every_code_spelled_in_the_sources_is_in_the_table() -> None:
 def test_the_contract_reference_names_every_property() -> None:
     from skillc.compiler import parse
 
-    reference = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "contract.md").read_text(encoding="utf-8")
+    reference = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "contract.md").read_text(encoding="utf-8")
     names = set()
     for attr in dir(parse):
         value = getattr(parse, attr)
@@ -240,7 +240,7 @@ def test_the_contract_reference_names_every_property() -> None:
 ])
 def test_unknown_keys_on_the_command_line_get_a_near_name(argv: list[str], hint: str,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    studio = Path(__file__).resolve().parents[1] / "examples" / "studio"
+    studio = Path(__file__).resolve().parents[2] / "examples" / "studio"
     assert skillc([*argv, str(studio)]) == 2
     assert hint in capsys.readouterr().err
 

@@ -14,7 +14,7 @@ from skillc.compiler import build, graphs, ir
 from skillc.compiler.sources import load_studio
 from skillc.main import run as cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "studio"
 
 

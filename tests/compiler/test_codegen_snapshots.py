@@ -3,7 +3,7 @@ contract feature (tests/fixtures/codegen/studio): a codegen change shows up in r
 snapshot diff. The example studio is not snapshotted here: generated/ is its compiled form, kept
 current by test_codegen_build.
 
-Update with `python -m pytest tests/test_codegen_snapshots.py --snapshot-update` and review the diff.
+Update with `python -m pytest tests/compiler/test_codegen_snapshots.py --snapshot-update` and review the diff.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from skillc.compiler import build
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "codegen" / "studio"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "codegen" / "studio"
 SKILLS = ["Fx.Odd-Key", "fx.doc.find", "fx.doc.save", "fx.report.compose"]  # fx.broken does not load
 FILES = ["manifest.json", "agents/odd.json", "agents/writer.json", *(f"skills/{build.file_stem(k)}.py" for k in SKILLS)]
 

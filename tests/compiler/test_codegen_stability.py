@@ -16,7 +16,7 @@ from skillc.compiler.frontend import check_skill
 from skillc.compiler.jsonc import parse_json, plain
 from skillc.compiler.sources import load_studio
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "studio"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "studio"
 STUDIO = load_studio(EXAMPLE)
 KEYS = sorted(s.skill_key for s in STUDIO.skills)
 HEADER = re.compile(r"# contract sha256: [0-9a-f]{64}\n")

@@ -13,7 +13,7 @@ from skillc.compiler.frontend import check_studio
 from skillc.compiler.sources import load_studio
 from skillc.main import run as skillc
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = "mystudio/skills/cms.article.lifecycle/contract.jsonc"
 
 

@@ -9,7 +9,7 @@ import pytest
 from skillc.compiler.frontend import check_studio
 from skillc.compiler.sources import SourceError, load_studio, studio_from_mapping, write_studio_sqlite
 
-STUDIO = Path(__file__).parent / "fixtures" / "frontend" / "studio"
+STUDIO = Path(__file__).parents[1] / "fixtures" / "frontend" / "studio"
 
 
 def test_directory_loads_active_records_only() -> None:

@@ -2,7 +2,7 @@
 run exactly as a contract's rule is (`skillc.compiler.rules_eval`, the function behind
 `skillc rules eval`), and its value, its compile error (code and place) or its undecidability
 is checked. The cases are skillc's own; the public CEL conformance files are run by
-tests/test_cel_conformance.py when present.
+tests/runtime/test_cel_conformance.py when present.
 """
 from __future__ import annotations
 

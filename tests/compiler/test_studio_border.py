@@ -14,7 +14,7 @@ from skillc.compiler.sources import load_studio, studio_from_mapping, write_stud
 from skillc.main import run as skillc
 from skillc.runtime.loader import load_compiled
 
-STUDIO = Path(__file__).resolve().parents[1] / "examples" / "studio"
+STUDIO = Path(__file__).resolve().parents[2] / "examples" / "studio"
 TAG = "cms.article.tag"
 
 

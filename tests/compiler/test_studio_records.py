@@ -11,7 +11,7 @@ import pytest
 from skillc.main import run as skillc
 from skillc.runtime.loader import load_compiled
 
-STUDIO = Path(__file__).resolve().parents[1] / "examples" / "studio"
+STUDIO = Path(__file__).resolve().parents[2] / "examples" / "studio"
 
 
 def _check(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, dict]:

@@ -1,5 +1,5 @@
 """The console's approval card draws each list of the write as a table, one row per item, from the
-AG-UI interrupt's `metadata.tables` (tests/test_approval_items.py checks the interrupt carries
+AG-UI interrupt's `metadata.tables` (tests/runtime/test_approval_items.py checks the interrupt carries
 them): a reviewer reads whose date of birth is whose. Real Chromium, the console's own module."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The public CEL conformance files (google/cel-spec `tests/simple/testdata/*.textproto`) read
-and run against skillc's rule language, for tests/test_cel_conformance.py.
+and run against skillc's rule language, for tests/runtime/test_cel_conformance.py.
 
 The files are not part of this repository: a directory is given by `SKILLC_CEL_SPEC_DIR`, or
 `../shared/cel-spec/tests/simple/testdata` beside the checkout. The text format is parsed here,

@@ -1,5 +1,5 @@
 """A real runtime process that SIGKILLs itself at a named point of a write's lifecycle
-(tests/test_durable_crash.py). Usage: `python durable_proc.py JOB.json`; the job is the one of
+(tests/runtime/test_durable_crash.py). Usage: `python durable_proc.py JOB.json`; the job is the one of
 runtime_proc.py plus `"kill_at"`, one of:
 
     prereg-before   entering the unit that pre-registers the write (nothing of it committed)

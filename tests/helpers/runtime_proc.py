@@ -1,4 +1,4 @@
-"""Run a real skillc runtime process for tests that kill it (tests/test_crash_recovery.py).
+"""Run a real skillc runtime process for tests that kill it (tests/runtime/test_crash_recovery.py).
 
 Usage: `python runtime_proc.py JOB.json`, where the job is
 

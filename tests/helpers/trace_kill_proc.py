@@ -1,5 +1,5 @@
 """A real runtime process whose trace file is batched, SIGKILLed right before its write is sent
-(tests/test_trace_batching.py). Usage: `python trace_kill_proc.py COMPILED STORE TRACE RECORDS`.
+(tests/runtime/test_trace_batching.py). Usage: `python trace_kill_proc.py COMPILED STORE TRACE RECORDS`.
 
 The kill comes after the write's pre-registration unit committed, so the store holds a chain
 head for the session; the test checks the trace file holds the event that head names."""

@@ -495,7 +495,7 @@ def test_user_mentions_rules() -> None:
                           settings=Settings.from_mapping({}))
     ctx = NodeContext(env, node)
     assert ctx.user_mentions("t", "spring launch") and ctx.user_mentions("t", "SPRINGLAUNCH")
-    # one character is said only as a number standing on its own (tests/test_usermatch.py has the rows)
+    # one character is said only as a number standing on its own (tests/runtime/test_usermatch.py has the rows)
     assert not ctx.user_mentions("t", "x") and ctx.user_mentions("t", 7) and not ctx.user_mentions("t", 5)
     assert ctx.user_mentions("t", "msg 15") and not ctx.user_mentions("t", "msg 5")  # last 10 only
     node.answered = FollowUp(question="q", expected_fields=["t"], answer="msg 20")
@@ -529,7 +529,7 @@ def test_every_write_settles_exactly_once() -> None:
     """FORMAT runner rule: each write evidence that leaves STARTED/UNKNOWN gets one write.settled."""
     from skillc.scenario.runner import run_scenario
 
-    root = Path(__file__).resolve().parent / "scenarios" / "gate"
+    root = Path(__file__).resolve().parents[1] / "scenarios" / "gate"
     for name in ("faults-write.yaml", "write-pending-verify.yaml", "idempotency.yaml"):
         result = asyncio.run(run_scenario(root / name))
         assert result.ok, name

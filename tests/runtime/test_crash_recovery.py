@@ -28,7 +28,7 @@ import pytest
 
 from helpers.integration.events import expect_in_order, none_match, of_turn
 
-HELPERS = Path(__file__).resolve().parent / "helpers"
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 STUDIO = HELPERS / "integration" / "studios" / "ledger"
 SERVER = HELPERS / "integration" / "ledger_server.py"
 RUNTIME_PROC = HELPERS / "runtime_proc.py"

@@ -37,7 +37,7 @@ from test_crash_recovery import (  # the ledger fixtures and helpers of the firs
 
 from pg_cluster import BACKENDS, query, store_target  # every test runs on SQLite and on PostgreSQL
 
-PROC = Path(__file__).resolve().parent / "helpers" / "durable_proc.py"
+PROC = Path(__file__).resolve().parents[1] / "helpers" / "durable_proc.py"
 POST = {"call": {"tool": "ledger_post", "args": {"ref": "R-7001", "amount": 420}}}
 FINISH = {"call": {"tool": "builtin_node_finish", "args": {"output": "Booked R-7001"}}}
 POINTS = ["prereg-before", "prereg-after", "in-call", "answered", "settled-after", "turn-before", "turn-after"]

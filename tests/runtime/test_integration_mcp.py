@@ -25,7 +25,7 @@ import pytest
 
 from helpers.integration.events import expect_in_order, none_match, of_turn
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 GIT_STUDIO = HERE / "helpers" / "integration" / "studios" / "git"
 PLATFORM = {"userId": 7, "memberId": 70, "name": "alice", "organId": 9, "organName": "Acme",
             "organType": "COMPANY", "deptPath": "/1/9"}

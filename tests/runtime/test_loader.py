@@ -12,7 +12,7 @@ from skillc.compile_on_load import compile_on_load
 from skillc.compiler import build, ir
 from skillc.runtime.loader import CompiledStudioError, load_compiled
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _studio(value: int) -> ir.Studio:

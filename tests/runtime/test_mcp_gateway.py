@@ -14,7 +14,7 @@ import pytest
 from skillc.runtime.errors import ERRORS
 from skillc.runtime.mcp import GatewayConfigError, InProcessServer, McpGateway
 
-SERVER = str(Path(__file__).parent / "helpers" / "mcp_servers" / "basic_server.py")
+SERVER = str(Path(__file__).parents[1] / "helpers" / "mcp_servers" / "basic_server.py")
 TIMEOUT = 0.5
 
 pytestmark = pytest.mark.anyio

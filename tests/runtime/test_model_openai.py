@@ -288,7 +288,7 @@ def test_model_stub_runs_as_a_command(tmp_path: Path) -> None:
     assert [row["headers"].get("x-skillc-purpose") for row in logged] == ["route", None]
 
 
-RECORDED = Path(__file__).parent / "fixtures" / "openai" / "chat_completion_tool_call.json"
+RECORDED = Path(__file__).parents[1] / "fixtures" / "openai" / "chat_completion_tool_call.json"
 
 
 def test_a_recorded_response_keeps_its_usage_model_and_id() -> None:

@@ -4,7 +4,7 @@ is offered, so that every prompt or catalog change shows up in review.
 The example studio is compiled into a temp folder and loaded as a deployment would; the session
 runs over a fake gateway whose catalog lists each skill's toolNames (schemas are the servers'
 business, not the prompt's: they are kept minimal here so the snapshot tracks the runtime only).
-Regenerate with `python -m pytest tests/test_prompt_snapshots.py --snapshot-update`.
+Regenerate with `python -m pytest tests/runtime/test_prompt_snapshots.py --snapshot-update`.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from skillc.runtime.completion import resolve_target
 from skillc.runtime.prompting import node_system_prompt, tool_specs
 from skillc.runtime.state import NodeState, TaskState
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STUDIO = ROOT / "examples" / "studio"
 SKILLS = sorted(p.name for p in (STUDIO / "skills").iterdir() if (p / "contract.jsonc").exists())
 

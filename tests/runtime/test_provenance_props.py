@@ -134,7 +134,7 @@ def test_value_in_one_allowed_source_is_accepted(sources, data, value) -> None:
        noise=st.text(alphabet=" \t", max_size=3))
 def test_user_match_ignores_case_and_whitespace(sources, value, noise) -> None:
     # From 4 characters on; a shorter value must be a whole token of the message, so spaces
-    # inside it ("X X" for "xx") no longer say it (tests/test_usermatch.py has those rows).
+    # inside it ("X X" for "xx") no longer say it (tests/runtime/test_usermatch.py has those rows).
     assume("USER" in sources)
     spaced = noise.join(value.upper())
     ctx = make_ctx(**plant("USER", spaced))

@@ -17,7 +17,7 @@ from skillc.runtime.replay.run import read_any
 from skillc.runtime.replay.recorded import Conversation
 from skillc.runtime.vocab import Verdict
 
-RETAIL = Path(__file__).resolve().parents[1] / "examples" / "retail"
+RETAIL = Path(__file__).resolve().parents[2] / "examples" / "retail"
 
 
 @pytest.fixture(scope="module")

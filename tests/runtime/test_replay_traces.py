@@ -14,7 +14,7 @@ from skillc.runtime.replay.recorded import Conversation, RecordedCall, UserMessa
 from skillc.runtime.replay.run import read_any
 from skillc.runtime.vocab import Pairing, Reading, Verdict
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLATFORM = {"userId": 7, "organId": 9, "deptPath": "/1/9"}
 
 

@@ -67,7 +67,7 @@ def test_invented_tool_names_never_become_metric_labels(tmp_path: Path, caplog: 
     from skillc.compiler.build import compile_studio
 
     compiled = tmp_path / "compiled"
-    compile_studio(Path(__file__).resolve().parents[1] / "examples" / "studio", compiled)
+    compile_studio(Path(__file__).resolve().parents[2] / "examples" / "studio", compiled)
     invented = [f"made_up_{n}_<script>" for n in range(12)] + ["evil\ud800name"]
 
     async def scenario() -> str:

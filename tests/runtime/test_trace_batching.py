@@ -20,7 +20,7 @@ from helpers.ledger import compile_ledger
 from skillc.runtime.store import open_store
 from skillc.runtime.trace import FLUSH_EVERY, TraceWriter
 
-HELPER = Path(__file__).resolve().parent / "helpers" / "trace_kill_proc.py"
+HELPER = Path(__file__).resolve().parents[1] / "helpers" / "trace_kill_proc.py"
 
 
 def _lines(path: Path) -> list[dict]:
@@ -54,7 +54,7 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_a_kill_after_a_commit_loses_no_committed_event(compiled: Path, tmp_path: Path) -> None:
     store, trace, records = tmp_path / "store.sqlite", tmp_path / "trace.jsonl", tmp_path / "ledger.sqlite"
-    tests = Path(__file__).resolve().parent
+    tests = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, str(HELPER), str(compiled), str(store), str(trace), str(records)],
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)

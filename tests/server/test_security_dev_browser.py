@@ -29,7 +29,7 @@ def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         pytest.skip("chromium is not installed (Debian package `chromium`)")
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
     tmp = tmp_path_factory.mktemp("devbrowser")
-    compile_studio(Path(__file__).resolve().parents[1] / "examples" / "studio", tmp / "compiled")
+    compile_studio(Path(__file__).resolve().parents[2] / "examples" / "studio", tmp / "compiled")
     model = ModelDouble(never_plans)
     app = create_app(tmp / "compiled", config_path=write_config(tmp), model=model, gateway=AnswerAll([]), dev=True)
     server = LiveServer(app).start()

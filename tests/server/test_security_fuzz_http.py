@@ -162,7 +162,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     from skillc.compiler.build import compile_studio
 
     tmp = tmp_path_factory.mktemp("fuzz")
-    compile_studio(Path(__file__).resolve().parents[1] / "examples" / "studio", tmp / "compiled")
+    compile_studio(Path(__file__).resolve().parents[2] / "examples" / "studio", tmp / "compiled")
     (tmp / "served").mkdir()
     w = World(tmp / "served", tmp / "compiled")
     app = w.app

@@ -23,7 +23,7 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from skillc.compiler.build import compile_studio
 
     out = tmp_path_factory.mktemp("compiled")
-    compile_studio(Path(__file__).resolve().parents[1] / "examples" / "studio", out)
+    compile_studio(Path(__file__).resolve().parents[2] / "examples" / "studio", out)
     return out
 
 
