@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from helpers import readme
-from helpers.serve_workers import free_port, wait_for
+from helpers.serve_workers import free_port
+from helpers.wait import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 300  # seconds per command: the demo starts a real MCP server on a loaded machine

@@ -15,11 +15,12 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from helpers.wait import wait_for
 
 HERE = Path(__file__).resolve().parent
 LEDGER_STUDIO = HERE / "integration" / "studios" / "ledger"
@@ -34,15 +35,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def wait_for(condition: Any, what: str, deadline: float = DEADLINE) -> None:
-    """Poll `condition()` until true; AssertionError naming `what` after `deadline` seconds."""
-    end = time.monotonic() + deadline
-    while not condition():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def write_config(folder: Path, *, model_url: str, store: str, records: Path, hang: bool = False,
@@ -135,7 +127,7 @@ def start_workers(compiled: Path, configs: list[Path]) -> list[Worker]:
     workers = [Worker(compiled, cfg, f"w{i}") for i, cfg in enumerate(configs)]
     try:
         for w in workers:
-            wait_for(w.ready, f"worker {w.name} to be ready")
+            wait_for(w.ready, f"worker {w.name} to be ready", DEADLINE)
     except BaseException:
         for w in workers:
             w.kill()

@@ -19,14 +19,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers.integration.events import expect_in_order, none_match, of_turn
+from helpers.wait import wait_for
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 STUDIO = HELPERS / "integration" / "studios" / "ledger"
@@ -36,15 +35,6 @@ DEADLINE = 60.0  # seconds: a bound on polling, never a pause; a healthy run nee
 SETTINGS = {"state.write-confirm-bypass-tools": ["ledger_post"]}
 PLATFORM = {"userId": 7, "memberId": 70, "name": "alice", "organId": 9}
 USER = "Book 420 under reference R-7001"
-
-
-def _wait_for(condition: Callable[[], bool], what: str) -> None:
-    """Poll `condition` until it holds or the deadline passes."""
-    end = time.monotonic() + DEADLINE
-    while not condition():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def _rows(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -107,8 +97,8 @@ def _kill_runtime_mid_write(compiled: Path, tmp: Path) -> tuple[Path, Path, Path
         proc = subprocess.Popen([sys.executable, str(RUNTIME_PROC), str(tmp / "job.json")],
                                 stdout=subprocess.DEVNULL, stderr=err, cwd=tmp)
     try:
-        _wait_for(lambda: bool(_invocations(records, "ledger_post")) or proc.poll() is not None,
-                  "the write to reach the ledger server")
+        wait_for(lambda: bool(_invocations(records, "ledger_post")) or proc.poll() is not None,
+                 "the write to reach the ledger server")
         assert proc.poll() is None, "the runtime process ended on its own:\n" + (tmp / "proc.err").read_text()
         os.kill(proc.pid, signal.SIGKILL)
         assert proc.wait(timeout=DEADLINE) == -signal.SIGKILL

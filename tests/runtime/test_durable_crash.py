@@ -31,10 +31,10 @@ from test_crash_recovery import (  # the ledger fixtures and helpers of the firs
     _invocations,
     _rows,
     _server,
-    _wait_for,
     compiled,  # noqa: F401  (a fixture)
 )
 
+from helpers.wait import wait_for
 from pg_cluster import BACKENDS, query, store_target  # every test runs on SQLite and on PostgreSQL
 
 PROC = Path(__file__).resolve().parents[1] / "helpers" / "durable_proc.py"
@@ -55,8 +55,8 @@ def _process_one(compiled: Path, tmp: Path, kill_at: str, backend: str) -> str:
                                 stderr=err, cwd=tmp)
     try:
         if hang:
-            _wait_for(lambda: bool(_invocations(records, "ledger_post")) or proc.poll() is not None,
-                      "the write to reach the ledger server")
+            wait_for(lambda: bool(_invocations(records, "ledger_post")) or proc.poll() is not None,
+                     "the write to reach the ledger server")
             os.kill(proc.pid, signal.SIGKILL)
         assert proc.wait(timeout=120) == -signal.SIGKILL, (tmp / "proc.err").read_text()
     finally:

@@ -30,9 +30,9 @@ from helpers.serve_workers import (
     outcome,
     reply_text,
     start_workers,
-    wait_for,
     write_config,
 )
+from helpers.wait import wait_for
 from pg_cluster import require_cluster
 
 

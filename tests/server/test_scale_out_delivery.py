@@ -16,7 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from helpers.serve_workers import Caller, invocations, outcome, reply_text, wait_for
+from helpers.serve_workers import Caller, invocations, outcome, reply_text
+from helpers.wait import wait_for
 from pg_cluster import query
 from test_scale_out import _call, compiled  # noqa: F401  (a fixture)
 from test_scale_out_durable import cluster, fake_model, farm  # noqa: F401  (fixtures)

@@ -27,9 +27,9 @@ from helpers.serve_workers import (
     outcome,
     reply_text,
     start_workers,
-    wait_for,
     write_config,
 )
+from helpers.wait import wait_for
 from pg_cluster import execute, query, require_cluster
 from test_scale_out import _ask_approval, _call, _confirm, _custom, _interrupt, compiled  # noqa: F401
 

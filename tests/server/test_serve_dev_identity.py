@@ -10,7 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from helpers.serve_workers import free_port, wait_for
+from helpers.serve_workers import free_port
+from helpers.wait import wait_for
 from skillc.main import run
 from skillc.runtime.server.auth import DEV_IDENTITY, GatewayAuth
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from helpers.wait import wait_for
 from pg_cluster import postgres_cluster, postgres_url  # noqa: F401  (fixtures)
 from skillc.runtime.config import parse_config
 from skillc.runtime.state import Evidence, SessionState, TaskState
@@ -27,14 +28,6 @@ from skillc.runtime.store import SCHEMA_VERSION, LeaseLost, StoreConflict, Store
 
 DEADLINE = 30.0  # seconds: a bound on polling, never a pause
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _wait_for(condition: Callable[[], bool], what: str) -> None:
-    end = time.monotonic() + DEADLINE
-    while not condition():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 @pytest.fixture
@@ -228,9 +221,9 @@ def test_a_dropped_connection_fails_one_unit_cleanly_and_the_next_works(opener: 
         worker = threading.Thread(target=lambda: _catch(doomed, failed))
         worker.start()
         with psycopg.connect(postgres_url, autocommit=True) as admin:
-            _wait_for(lambda: admin.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                                            "AND datname = current_database()").fetchone() == (1,),
-                      "the unit to wait on the row")
+            wait_for(lambda: admin.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                           "AND datname = current_database()").fetchone() == (1,),
+                     "the unit to wait on the row")
             admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                           "AND datname = current_database()")
         worker.join(DEADLINE)
