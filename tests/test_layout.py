@@ -76,3 +76,14 @@ def test_the_suite_waits_in_one_place() -> None:
     sleepers = sorted(str(p.relative_to(TESTS)) for p in TESTS.rglob("*.py")
                       if SLEEP in p.read_text(encoding="utf-8") and p != TESTS / "helpers" / "wait.py")
     assert not sleepers, f"wait on state with helpers.wait.wait_for, not time.sleep: {sleepers}"
+
+
+def test_a_test_imports_only_siblings_of_its_own_folder() -> None:
+    # `from test_x import fixture` finds test_x on sys.path only through the importing file's own
+    # folder: a sibling in another folder would import or not depending on the collection order
+    wrong = []
+    for p in _test_files():
+        for m in re.finditer(r"^\s*from (test_\w+) import", p.read_text(encoding="utf-8"), re.M):
+            if not (p.parent / f"{m.group(1)}.py").exists():
+                wrong.append(f"{p.relative_to(TESTS)} imports {m.group(1)}")
+    assert not wrong, "a test imports a test module of its own folder only: " + ", ".join(wrong)
