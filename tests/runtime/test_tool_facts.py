@@ -19,7 +19,7 @@ from skillc.runtime.chain import Call, step_arg_policy
 from skillc.runtime.mcp.result import ToolInfo
 from skillc.runtime.skillmeta import ArgMeta, RuleMeta, ToolMeta
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = {"tools": {"pay": {
     "args": {"card": {"sources": ["USER"], "sensitive": True},
              "owner": {"from": "platform.userId"},
