@@ -232,7 +232,21 @@ def judge(rules: Sequence[RuleMeta], scope: Scope) -> Verdict:
             add(_UNDECIDABLE)
             continue
         add(_HELD if value else (_SKIPPED if value is None else _VIOLATED))
+    if whys is None and type(rules) is tuple and statuses.count(_HELD) == len(statuses):
+        # every rule held (the common case): one shared verdict per tool's rules, made once
+        held = _ALL_HELD.get(id(rules))
+        if held is not None and held.rules is rules:
+            return held
+        if len(_ALL_HELD) >= 1024:  # studios reloaded many times: forget the old ones' rules
+            _ALL_HELD.clear()
+        held = _ALL_HELD[id(rules)] = Verdict(rules, statuses)
+        return held
     return Verdict(rules, statuses, whys)
+
+
+# id of a tool's rules (a tuple, as a compiled module holds them) -> its all-held verdict, which
+# keeps the tuple alive, so the id is not reused while the entry stands (read only once made)
+_ALL_HELD: dict[int, Verdict] = {}
 
 
 _HELD, _VIOLATED, _SKIPPED, _UNDECIDABLE = RuleStatus.HELD, RuleStatus.VIOLATED, RuleStatus.SKIPPED, RuleStatus.UNDECIDABLE

@@ -322,3 +322,17 @@ def test_a_comparison_with_a_number_literal_checks_the_kind_first_and_decides_as
             want = _outcome(lambda s: cel.result(eval(general, {"cel": cel, "r": s})), scope)  # noqa: S307
         got = _outcome(fn, scope)
         assert got == want and type(got) is type(want), (expr, o, source)
+
+
+def test_a_tools_all_held_verdict_is_made_once_and_a_failing_call_gets_its_own() -> None:
+    flag = {"ok": True}
+    rules = (RuleMeta("a", lambda r: True, "ma"), RuleMeta("b", lambda r: flag["ok"], "mb"))
+    first = judge(rules, Scope.of_call(_View([]), {}, 0.0))  # type: ignore[arg-type]
+    again = judge(rules, Scope.of_call(_View([]), {}, 0.0))  # type: ignore[arg-type]
+    assert again is first and first.all_held and [o.rule.name for o in again.held] == ["a", "b"]
+    flag["ok"] = False
+    failed = judge(rules, Scope.of_call(_View([]), {}, 0.0))  # type: ignore[arg-type]
+    assert failed is not first and not failed.all_held and [o.rule.name for o in failed.failed] == ["b"]
+    assert first.all_held and first.failed == []  # the shared verdict is untouched
+    other = tuple(rules)[:1]
+    assert judge(other, Scope.of_call(_View([]), {}, 0.0)) is not first  # type: ignore[arg-type]
