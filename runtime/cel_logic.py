@@ -36,44 +36,36 @@ def _settle(sides: tuple[Any, Any], op: str) -> bool:
     raise _no_op(op, *sides)
 
 
-def and_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
-    """`left && right`: false if either side is false, even when the other cannot be decided;
-    true if both are true; else the first side's error."""
+def _junction(left: Callable[[], Any], right: Callable[[], Any], decisive: bool, op: str) -> bool:
+    """`&&` (decisive False) and `||` (decisive True): a side that is `decisive` decides, even
+    when the other cannot be decided; both the other bool give that bool; else `_settle`."""
     try:
         a = left()
     except Undecidable as exc:
         a = exc
-    if a is False:
-        return False
+    if a is decisive:
+        return decisive
     try:
         b = right()
     except Undecidable as exc:
         b = exc
-    if b is False:
-        return False
-    if a is True and b is True:
-        return True
-    return _settle((a, b), "&&")
+    if b is decisive:
+        return decisive
+    if a is (not decisive) and b is (not decisive):
+        return not decisive
+    return _settle((a, b), op)
+
+
+def and_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
+    """`left && right`: false if either side is false, even when the other cannot be decided;
+    true if both are true; else the first side's error."""
+    return _junction(left, right, False, "&&")
 
 
 def or_(left: Callable[[], Any], right: Callable[[], Any]) -> bool:
     """`left || right`: true if either side is true, even when the other cannot be decided;
     false if both are false; else the first side's error."""
-    try:
-        a = left()
-    except Undecidable as exc:
-        a = exc
-    if a is True:
-        return True
-    try:
-        b = right()
-    except Undecidable as exc:
-        b = exc
-    if b is True:
-        return True
-    if a is False and b is False:
-        return False
-    return _settle((a, b), "||")
+    return _junction(left, right, True, "||")
 
 
 def result(v: Any) -> bool:
