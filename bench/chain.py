@@ -116,11 +116,11 @@ class InstantGateway:
 async def chain_fixture() -> tuple[Any, Any]:
     """A session running scenario 01's node n1 over the compiled example studio and the stub."""
     import skillc.generated
-    from skillc.runtime.config import Settings
+    from skillc.runtime.outside.config import Settings
     from skillc.runtime.session import Runtime
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.model.scripted import ScriptedModel
-    from skillc.runtime.state import NodeState, TaskState
+    from skillc.runtime.seam.state import NodeState, TaskState
     from skillc.runtime.store import Store
 
     studio = load_compiled(Path(skillc.generated.__file__).parent)
@@ -136,7 +136,7 @@ async def chain_fixture() -> tuple[Any, Any]:
 
 async def bench_chain(n: int, repeat: int) -> dict[str, Any]:
     """Chain overhead per call for the read and the (approved) write of scenario 01."""
-    from skillc.runtime.chain import run_chain
+    from skillc.runtime.call.chain import run_chain
 
     env, node = await chain_fixture()
     first = await run_chain(env, node, READ[0], READ[1])  # e1: the lookup the write's spaceId needs
@@ -196,7 +196,7 @@ def bench_schema(env: Any, node: Any, schema: dict[str, Any], n: int, repeat: in
     """ArgPolicy's schema check and jsonschema on the same arguments and input schema."""
     import jsonschema
 
-    from skillc.runtime.chain import Call, step_arg_policy
+    from skillc.runtime.call.chain import Call, step_arg_policy
     from skillc.runtime.mcp.result import ToolInfo
 
     instance = dict(WRITE[2])

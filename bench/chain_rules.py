@@ -74,12 +74,12 @@ async def fixtures(out: Path, gateway: Any = None) -> dict[int, Any]:
     (over `gateway`, or the instant stub)."""
     from skillc.compiler import ir
     from skillc.compiler.build import compile_studio
-    from skillc.runtime.chain import run_chain
-    from skillc.runtime.config import Settings
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.call.chain import run_chain
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime
-    from skillc.runtime.state import NodeState, TaskState
+    from skillc.runtime.seam.state import NodeState, TaskState
     from skillc.runtime.store import Store
 
     skills = [ir.SkillProfile(skill_key=f"bench.rules{c}", skill_name=f"{c} rules", skill_manual="m",

@@ -23,7 +23,7 @@ from skillc.compiler.codegen_literals import parts_of
 from skillc.compiler.frontend import check_skill
 from skillc.compiler.sources import load_studio
 from skillc.runtime import support as rt
-from skillc.runtime.loader import load_compiled
+from skillc.runtime.compiled.loader import load_compiled
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "studio"
 

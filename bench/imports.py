@@ -20,7 +20,7 @@ import tempfile
 ROWS = (
     ("skillc.runtime", "the runtime package (generated modules import its support)"),
     ("skillc.runtime.session", "the runtime: Runtime, Session and everything a turn runs"),
-    ("skillc.runtime.loader", "load_compiled: what loading a studio imports (networkx only for .graph)"),
+    ("skillc.runtime.compiled.loader", "load_compiled: what loading a studio imports (networkx only for .graph)"),
     ("skillc.runtime.opener", "open_runtime"),
     ("skillc.commands.chat", "`skillc chat`'s command module"),
     ("skillc.chat", "`skillc chat` itself"),

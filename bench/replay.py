@@ -114,9 +114,9 @@ SKILL_OF = {"inv_order_list": "inv.order.lookup", "inv_order_get": "inv.order.lo
 
 async def live_round(runtime: Any, gateway: RecordedGateway, docs: list[dict[str, Any]]) -> tuple[float, float]:
     """The conversations' calls through run_chain on live sessions; (wall, CPU) seconds taken."""
-    from skillc.runtime.chain import run_chain
-    from skillc.runtime.errors import ErrorName
-    from skillc.runtime.state import NodeState, TaskState
+    from skillc.runtime.call.chain import run_chain
+    from skillc.runtime.words.errors import ErrorName
+    from skillc.runtime.seam.state import NodeState, TaskState
 
     work = [recorded_calls(d) for d in docs]
     gc.collect()
@@ -175,8 +175,8 @@ def main() -> int:
     args = parser.parse_args()
 
     import skillc.generated
-    from skillc.runtime.config import Settings
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime
     from skillc.runtime.store import Store

@@ -77,7 +77,7 @@ def compile_studio(out: Path) -> None:
 
 def config_for(tmp: Path, compiled: Path, name: str) -> Any:
     """A Config with the compiled studio and a store of its own."""
-    from skillc.runtime.config import parse_config
+    from skillc.runtime.outside.config import parse_config
 
     return parse_config(f'[studio]\nsource = {str(compiled)!r}\n[store]\npath = {str(tmp / name)!r}\n',
                         tmp / "skillc.toml")

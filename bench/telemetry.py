@@ -71,7 +71,7 @@ def per_event(samples: int = 20000) -> dict[str, float]:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
     from skillc.runtime import telemetry
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
 
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(_Drop()))  # type: ignore[arg-type]

@@ -116,14 +116,14 @@ class Counting:
 async def main(turns: int, sessions: int, rounds: int) -> None:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
-    from skillc.runtime.config import Settings
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime
-    from skillc.runtime.state import Evidence, NodeState, TaskState
+    from skillc.runtime.seam.state import Evidence, NodeState, TaskState
     from skillc.runtime.store import Store
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
     from skillc.scenario.canned import build_canned_server
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -15,9 +15,9 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Callable
 
-from skillc.runtime.redact import redact_urls
-from skillc.runtime.idtext import ascii_int
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.outside.redact import redact_urls
+from skillc.runtime.text.idtext import ascii_int
+from skillc.runtime.words.errors import SkillcError
 
 
 class ChatError(SkillcError):
@@ -39,7 +39,7 @@ def parse_platform(items: list[str]) -> dict[str, Any]:
 def load_studio(config: Any, compiled: str | None, workdir: Path) -> Any:
     """A compiled directory as is, or the configured source compiled on load (needs the compiler)."""
     from skillc.compile_on_load import compile_on_load
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     if compiled:
         return load_compiled(compiled)
@@ -115,7 +115,7 @@ def resume_command(args: Any, session_id: str) -> str:
 
 def _read_config(path: str | None) -> Any:
     """The skillc.toml given, else $SKILLC_CONFIG, else the one found from here (load_config)."""
-    from skillc.runtime.config import ConfigError, load_config
+    from skillc.runtime.outside.config import ConfigError, load_config
 
     # config.warnings are logged once by load_config (the CLI's log handler shows them).
     try:
@@ -143,7 +143,7 @@ def _make_model(config: Any, args: Any) -> Any:
 
 def _read_studio(config: Any, compiled: str | None, store_path: str, write: Callable[[str], None]) -> Any:
     """The studio (load_studio, compiling beside the store), after saying which one was read."""
-    from skillc.runtime.loader import CompiledStudioError
+    from skillc.runtime.compiled.loader import CompiledStudioError
 
     workdir = Path(store_path).resolve().parent
     try:
@@ -161,8 +161,8 @@ def _read_studio(config: Any, compiled: str | None, store_path: str, write: Call
 def _open_trace(path: str | None) -> Any:
     """The --trace file (or none), appended: a session resumed with the same --trace file continues
     its audit chain there."""
-    from skillc.runtime.config import audit_key
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.outside.config import audit_key
+    from skillc.runtime.telemetry.trace import TraceWriter
 
     try:
         return TraceWriter(path, keep=False, append=True, key=audit_key())

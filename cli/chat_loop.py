@@ -74,7 +74,7 @@ def run_command(line: str, session: Any, pending: dict[str, Any] | None, write: 
 async def take_turn(session: Any, line: str, answer: dict[str, Any] | None, write: Callable[[str], None]) -> bool:
     """Run one turn: the answer to what the session waits for, or else `line` as a message. A turn
     the store refused is said in one line (turn_trouble); False when the chat must end there."""
-    from skillc.runtime.errors import SessionBusy, SessionUnavailable
+    from skillc.runtime.words.errors import SessionBusy, SessionUnavailable
     from skillc.runtime.store import StoreError
 
     try:
@@ -92,7 +92,7 @@ async def take_turn(session: Any, line: str, answer: dict[str, Any] | None, writ
 def turn_trouble(exc: BaseException, session_id: str) -> tuple[str, bool]:
     """The one line chat shows when a turn could not run or could not be stored, and whether the
     chat must end (a corrupt session cannot go on; busy or unavailable: the person retries)."""
-    from skillc.runtime.errors import SessionBusy, SessionUnavailable
+    from skillc.runtime.words.errors import SessionBusy, SessionUnavailable
     from skillc.runtime.store import StoreCorrupt
 
     if isinstance(exc, SessionBusy):

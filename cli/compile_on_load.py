@@ -1,6 +1,6 @@
 """Compile-on-load, as the CLI hands it to the runtime: the runtime never imports the compiler (not
 even by name), so `skillc chat`, `skillc serve` and the tests pass this callable to `load_compiled`
-and `create_app` (runtime/loader.py `StudioCompiler`). The compiler is imported when a studio
+and `create_app` (runtime/compiled/loader.py `StudioCompiler`). The compiler is imported when a studio
 source is first compiled: where the compiler extra is missing the ImportError reaches the runtime,
 which says to install it or to compile ahead of time."""
 from __future__ import annotations

@@ -59,11 +59,11 @@ async def play(trace_path: str, write: Callable[[str], None], *, color: bool = F
     from skillc.compiler.build import compile_studio
     from skillc.render import Renderer
     from skillc.runtime import open_runtime
-    from skillc.runtime.config import Config, McpConfig, McpServerConfig, Settings, audit_key
-    from skillc.runtime.events import EventName
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.outside.config import Config, McpConfig, McpServerConfig, Settings, audit_key
+    from skillc.runtime.words.events import EventName
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.model.scripted import ScriptedModel
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
 
     renderer = Renderer(write, color=color)
     with tempfile.TemporaryDirectory(prefix="skillc-demo-") as tmp:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 DEFAULT_PATTERNS = ["*.scenario.yaml"]
 

@@ -1,7 +1,7 @@
 """Human-readable lines for trace events: what `skillc demo` and `skillc chat` show a person."""
 from __future__ import annotations
 
-from skillc.runtime.events import EventName
+from skillc.runtime.words.events import EventName
 
 import json
 from typing import Any, Callable

@@ -9,7 +9,7 @@ from skillc.compiler import ir
 from skillc.compiler.codegen_literals import ROOT_OF_PREFIX, Code, comment, expr_code, has_each, literal, parts_of, unique_code
 from skillc.compiler.codegen_names import Names, call_code, changed_kwargs, ident, param_issue, reviewer_note
 from skillc.compiler.evidence_fields import resolved_fields
-from skillc.runtime.paths import split_each
+from skillc.runtime.compiled.paths import split_each
 
 
 @dataclass

@@ -13,7 +13,7 @@ import math
 from typing import Any, Iterable
 
 from skillc.compiler import ir
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 # Python's parser refuses deeply nested brackets (about 200 levels); deeper constants go through
 # JSON text instead (a string literal, then `rt.json_value`).

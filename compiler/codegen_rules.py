@@ -1,7 +1,7 @@
 """Rule IR -> straight-line Python in the skill's validator module (docs/reference/rules.md).
 
 Each rule becomes one function `_<tool>__rule__<name>(r)` over the runtime's rule scope `r`
-(`skillc.runtime.rules.Scope`): its `let` bindings as assignments, its guard as an early
+(`skillc.runtime.call.rules.Scope`): its `let` bindings as assignments, its guard as an early
 `return cel.SKIPPED`, its expression as one `return cel.result(…)` (just `return …` when the
 expression always yields a bool: a comparison, logic, `all`/`exists`). Every operator is a call of
 `skillc.runtime.cel`, except where Python's own operator decides the same (`==`, `!=` and `in`

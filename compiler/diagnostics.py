@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from skillc.compiler import ir
-from skillc.runtime.border import clean_text, has_surrogate
+from skillc.runtime.text.border import clean_text, has_surrogate
 
 Severity = Literal["error", "warning", "note"]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from skillc.compiler.diff_read import SkillView, read_agents, read_compiled
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 
 class DiffInputError(SkillcError, ValueError):

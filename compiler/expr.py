@@ -14,8 +14,8 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from skillc.compiler import ir
-from skillc.runtime.errors import SkillcError
-from skillc.runtime.idtext import ascii_int
+from skillc.runtime.words.errors import SkillcError
+from skillc.runtime.text.idtext import ascii_int
 
 Where = Literal["arg", "input", "verify"]
 ExprKind = Literal["syntax", "prefix", "platform", "call"]

@@ -22,7 +22,7 @@ from skillc.compiler.diagnostics import Diagnostic, make
 from skillc.compiler.json_value import J
 from skillc.compiler.studio_border import CODE as BORDER_CODE
 from skillc.compiler.studio_border import LIMITS, contract_refusal, number_too_long
-from skillc.runtime.border import clean_text
+from skillc.runtime.text.border import clean_text
 
 
 # Spans are built with model_construct: their fields are a token's own integers, and validating

@@ -21,7 +21,7 @@ from skillc.compiler.rules_check import Checker, Env, Finding
 from skillc.compiler.rules_run import load_rule
 from skillc.compiler.rules_syntax import RuleError, parse_rule_expr
 from skillc.runtime import cel
-from skillc.runtime.rules import Scope
+from skillc.runtime.call.rules import Scope
 
 CONTRACT_NAMES = ("args", "platform", "shared", "inputs", "now", "evidence")
 

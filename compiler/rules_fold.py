@@ -6,11 +6,12 @@ from typing import Any
 
 from skillc.compiler import rules_ast as A
 from skillc.compiler.rules_run import evaluate_node
-from skillc.runtime import cel, textpattern
+from skillc.runtime import cel
+from skillc.runtime.compiled import textpattern
 
 
 def regex_problem(pattern: str) -> str | None:
-    """Why a `matches()` pattern is refused, or None: the language of runtime/textpattern.py (the
+    """Why a `matches()` pattern is refused, or None: the language of runtime/compiled/textpattern.py (the
     `MATCHES` operator's), which leaves out what needs backtracking (backreferences, lookaround,
     atomic or possessive groups) so every match runs in linear time."""
     problem = textpattern.pattern_problem(pattern)

@@ -9,7 +9,7 @@ from typing import Any
 
 from skillc.compiler import rules_ast as A
 from skillc.compiler.codegen_rules import Emitter
-from skillc.runtime.rules import Scope
+from skillc.runtime.call.rules import Scope
 
 
 def load_rule(code: str, fast: str | None = None) -> Any:

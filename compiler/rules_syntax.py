@@ -14,7 +14,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from skillc.compiler import rules_ast as A
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 RuleErrorKind = Literal["syntax", "unsupported", "name", "type", "constant"]
 

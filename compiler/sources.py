@@ -15,7 +15,7 @@ import yaml
 
 from skillc.compiler import ir
 from skillc.compiler import studio_border as sb
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 AGENT_FIELDS = ("agent_code", "agent_name", "identity_desc", "mission_desc", "boundary_desc", "style_desc", "principle_desc", "status")
 SKILL_FIELDS = ("skill_key", "skill_name", "semantic_desc", "skill_manual", "skill_contract", "status")

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from skillc.compiler import ir
 from skillc.compiler.json_value import J
-from skillc.runtime import border
+from skillc.runtime.text import border
 
 CODE = "SC506"
 NOT_YAML = "SC507"  # a skill.yaml or agent file that is not a YAML mapping: that record unreadable

@@ -1,12 +1,12 @@
 """The MATCHES success operator at compile time (a skillc extension beside §6.1's operators):
-its `value` must be a pattern of the language runtime/textpattern.py matches in linear time.
+its `value` must be a pattern of the language runtime/compiled/textpattern.py matches in linear time.
 SC803 points at the fault inside the pattern's string when it can (a string written without
 JSON escapes), else at the string."""
 from __future__ import annotations
 
 from skillc.compiler import ir
 from skillc.compiler.diagnostics import Diagnostic, make
-from skillc.runtime.textpattern import pattern_problem
+from skillc.runtime.compiled.textpattern import pattern_problem
 
 
 def check_success_patterns(contract: ir.Contract, profile: ir.SkillProfile, *, file: str | None) -> list[Diagnostic]:

@@ -16,14 +16,14 @@ __all__ = ["Reply", "Runtime", "Session", "Settings", "SkillcError", "Store", "T
 
 # Lazy, so `import skillc.runtime.support` from a generated module stays cheap: name -> module.
 _HOME = {
-    "Reply": "skillc.runtime.tasks",
+    "Reply": "skillc.runtime.graph.tasks",
     "Runtime": "skillc.runtime.session",
     "Session": "skillc.runtime.session",
-    "Settings": "skillc.runtime.config",
-    "SkillcError": "skillc.runtime.errors",
+    "Settings": "skillc.runtime.outside.config",
+    "SkillcError": "skillc.runtime.words.errors",
     "Store": "skillc.runtime.store",
-    "TraceWriter": "skillc.runtime.trace",
-    "load_compiled": "skillc.runtime.loader",
+    "TraceWriter": "skillc.runtime.telemetry.trace",
+    "load_compiled": "skillc.runtime.compiled.loader",
     "open_runtime": "skillc.runtime.opener",
 }
 

@@ -11,16 +11,16 @@ promise to compiled modules: remove one only with a codegen change.
 """
 from __future__ import annotations
 
-from skillc.runtime.cel_logic import (
+from skillc.runtime.compiled.cel_logic import (
     SKIPPED, all_, and_, exists, exists_one, filter_, has, index, items, make_map, map_, max_, min_, not_, or_, result,
     select, size, sum_, truth,
 )
-from skillc.runtime.cel_text import (
+from skillc.runtime.compiled.cel_text import (
     compile_pattern, contains, dyn, ends_with, lower_ascii, matches, starts_with, to_bool, to_double,
     to_int, to_string, trim, upper_ascii,
 )
-from skillc.runtime.cel_time import dur_part, duration, format_duration, format_timestamp, timestamp, ts_part
-from skillc.runtime.cel_values import (
+from skillc.runtime.compiled.cel_time import dur_part, duration, format_duration, format_timestamp, timestamp, ts_part
+from skillc.runtime.compiled.cel_values import (
     INT64_MAX, INT64_MIN, MAX_DURATION, Undecidable, add, div, eq, ge, gt, in_, le, lt, mod, mul, ne, neg, sub,
     to_decimal, type_name,
 )

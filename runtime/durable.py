@@ -38,9 +38,9 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from skillc.runtime.errors import SessionBusy, SessionUnavailable
-from skillc.runtime.evidence import reopen
-from skillc.runtime.state import Evidence, SessionState, TaskState
+from skillc.runtime.words.errors import SessionBusy, SessionUnavailable
+from skillc.runtime.call.evidence import reopen
+from skillc.runtime.seam.state import Evidence, SessionState, TaskState
 from skillc.runtime.store import offloop
 from skillc.runtime.store.base import (
     LeaseLost,
@@ -53,10 +53,10 @@ from skillc.runtime.store.base import (
     register_holder,
     release_holder,
 )
-from skillc.runtime.vocab import NodeStatus, SideEffect, TaskStatus
+from skillc.runtime.words.vocab import NodeStatus, SideEffect, TaskStatus
 
 if TYPE_CHECKING:
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
 
 log = logging.getLogger("skillc.runtime")
 

@@ -19,15 +19,15 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime.config import Config, ConfigError, Settings, audit_key, load_config
+from skillc.runtime.outside.config import Config, ConfigError, Settings, audit_key, load_config
 
 if TYPE_CHECKING:
-    from skillc.runtime.config import McpServerConfig
+    from skillc.runtime.outside.config import McpServerConfig
     from skillc.runtime.model.base import Model
     from skillc.runtime.session import Runtime
     from skillc.runtime.store.base import Store
     from skillc.runtime.telemetry.core import Telemetry
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
 
 
 @asynccontextmanager
@@ -69,7 +69,7 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
         if model is None:
             model = open_model_in(stack, cfg)
         if trace is None:
-            from skillc.runtime.trace import TraceWriter
+            from skillc.runtime.telemetry.trace import TraceWriter
 
             trace = TraceWriter(key=audit_key())
         trace.listeners.extend(listeners)
@@ -112,7 +112,7 @@ def open_store_in(stack: AsyncExitStack, target: str | os.PathLike[str], options
 
 def load_studio(cfg: Config) -> Any:
     """The compiled directory `[studio] source` names (ConfigError when it is not one)."""
-    from skillc.runtime.loader import MANIFEST, load_compiled
+    from skillc.runtime.compiled.loader import MANIFEST, load_compiled
 
     source = cfg.studio.source
     if not source:

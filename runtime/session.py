@@ -13,24 +13,24 @@ import random
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from skillc.runtime import tasks
+from skillc.runtime.graph import tasks
 from skillc.runtime.durable import load_held
-from skillc.runtime.errors import UnknownAgent
-from skillc.runtime.lifecycle import FINAL, question_of
+from skillc.runtime.words.errors import UnknownAgent
+from skillc.runtime.call.lifecycle import FINAL, question_of
 from skillc.runtime.model.base import Model
-from skillc.runtime.state import Evidence, SessionState, TaskState
+from skillc.runtime.seam.state import Evidence, SessionState, TaskState
 from skillc.runtime.store import offloop
 from skillc.runtime.store.base import StoreConflict
 from skillc.runtime.store.base import Store as StoreProtocol
-from skillc.runtime.tasks import Reply
-from skillc.runtime.config import audit_key
-from skillc.runtime.trace import TraceWriter
+from skillc.runtime.graph.tasks import Reply
+from skillc.runtime.outside.config import audit_key
+from skillc.runtime.telemetry.trace import TraceWriter
 from skillc.runtime.turn import run_turn
 from skillc.runtime.turn_env import TurnEnv
-from skillc.runtime.vocab import Suspension
+from skillc.runtime.words.vocab import Suspension
 
 if TYPE_CHECKING:
-    from skillc.runtime.config import Settings
+    from skillc.runtime.outside.config import Settings
 
 __all__ = ["FINAL", "Reply", "Runtime", "Session"]
 

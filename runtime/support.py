@@ -3,17 +3,17 @@
 A thin face: generated code says `from skillc.runtime import support as rt` and `rt.get_path`,
 `rt.ToolMeta`, …; the code lives in four focused modules, which the runtime imports directly:
 
-- `skillc.runtime.values`: MISSING, has_value, canonical, the §6.1 comparisons, §6.3 counting;
-- `skillc.runtime.paths`: path tuples (docs/interpretations.md: Paths) read, written, walked and parsed;
-- `skillc.runtime.skillmeta`: the metadata records, the contract result types, `SkillModule`
+- `skillc.runtime.compiled.values`: MISSING, has_value, canonical, the §6.1 comparisons, §6.3 counting;
+- `skillc.runtime.compiled.paths`: path tuples (docs/interpretations.md: Paths) read, written, walked and parsed;
+- `skillc.runtime.compiled.skillmeta`: the metadata records, the contract result types, `SkillModule`
   and `BindContext`;
-- `skillc.runtime.textpattern`: the `MATCHES` success operator's linear-time pattern engine.
+- `skillc.runtime.compiled.textpattern`: the `MATCHES` success operator's linear-time pattern engine.
 
 Names here are a compatibility promise to compiled modules: remove one only with a codegen change.
 """
 from __future__ import annotations
 
-from skillc.runtime.paths import (
+from skillc.runtime.compiled.paths import (
     Part,
     arg_values,
     each_values,
@@ -28,7 +28,7 @@ from skillc.runtime.paths import (
     unique_evidence,
     unique_path,
 )
-from skillc.runtime.skillmeta import (
+from skillc.runtime.compiled.skillmeta import (
     ArgMeta,
     BindContext,
     EntitySpec,
@@ -51,8 +51,8 @@ from skillc.runtime.skillmeta import (
     make_entities,
     worst,
 )
-from skillc.runtime.textpattern import op_matches
-from skillc.runtime.values import (
+from skillc.runtime.compiled.textpattern import op_matches
+from skillc.runtime.compiled.values import (
     MISSING,
     canonical,
     count_items,

@@ -11,20 +11,22 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from skillc.runtime.events import EventName
-from skillc.runtime import border, lifecycle, tasks
-from skillc.runtime.errors import ErrorName
-from skillc.runtime.evidence import settle_write
-from skillc.runtime.lifecycle import finish_node, question_of
+from skillc.runtime.words.events import EventName
+from skillc.runtime.text import border
+from skillc.runtime.call import lifecycle
+from skillc.runtime.graph import tasks
+from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.call.evidence import settle_write
+from skillc.runtime.call.lifecycle import finish_node, question_of
 from skillc.runtime.model.base import ModelError
-from skillc.runtime.node import run_confirmed
-from skillc.runtime.planner import PlanningFailed, choose_skills, plan, route
-from skillc.runtime.seams import active_task
-from skillc.runtime.state import NodeState, TaskState
+from skillc.runtime.loop.node import run_confirmed
+from skillc.runtime.graph.planner import PlanningFailed, choose_skills, plan, route
+from skillc.runtime.seam.seams import active_task
+from skillc.runtime.seam.state import NodeState, TaskState
 from skillc.runtime.store.base import ReplyRecord, StoreError
-from skillc.runtime.tasks import Reply
+from skillc.runtime.graph.tasks import Reply
 from skillc.runtime.turn_env import PinnedStudio, TurnEnv
-from skillc.runtime.vocab import DECISIONS, FINAL_TASK, OPEN_STATUSES, Decision, NodeStatus, Suspension, TaskStatus
+from skillc.runtime.words.vocab import DECISIONS, FINAL_TASK, OPEN_STATUSES, Decision, NodeStatus, Suspension, TaskStatus
 
 log = logging.getLogger("skillc.runtime")
 
@@ -32,7 +34,7 @@ log = logging.getLogger("skillc.runtime")
 async def run_turn(env: TurnEnv, message: str | None = None, answer: dict[str, Any] | None = None,
                    client_message_id: str | None = None, agent: str | None = None) -> Reply:
     """One turn under the session's lease: played, then committed with its reply."""
-    # text from outside is kept only in a form that can be kept (runtime/border.py)
+    # text from outside is kept only in a form that can be kept (runtime/text/border.py)
     message, answer = border.safe(message), border.safe(answer)
     client_message_id = border.safe(client_message_id)
     durable = env.durable

@@ -14,24 +14,24 @@ import random
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from skillc.runtime.events import EventName
-from skillc.runtime import tasks
+from skillc.runtime.words.events import EventName
+from skillc.runtime.graph import tasks
 from skillc.runtime.durable import Durability
-from skillc.runtime.indexes import Indexes
-from skillc.runtime.paths import get_path
+from skillc.runtime.seam.indexes import Indexes
+from skillc.runtime.compiled.paths import get_path
 from skillc.runtime.store import offloop
 from skillc.runtime.telemetry.audit import TRIGGERS as AUDIT_TRIGGERS
 from skillc.runtime.telemetry.audit import follow
-from skillc.runtime.values import has_value
+from skillc.runtime.compiled.values import has_value
 
 if TYPE_CHECKING:
-    from skillc.runtime.config import Settings
-    from skillc.runtime.loader import ProviderInput
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.compiled.loader import ProviderInput
     from skillc.runtime.mcp.result import CallOutcome, ToolInfo
     from skillc.runtime.model.base import Model
-    from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
+    from skillc.runtime.seam.state import Evidence, NodeState, SessionState, TaskState
     from skillc.runtime.store.base import Store
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
 
 
 class RuntimeParts(Protocol):
@@ -86,7 +86,7 @@ class TurnEnv:
         self.dirty: dict[str, Evidence] = {}
         """Evidence records changed since the last commit (`put_evidence`; written by the next unit)."""
         self.indexes = Indexes()
-        """The evidence and entity indexes (runtime/indexes.py)."""
+        """The evidence and entity indexes (runtime/seam/indexes.py)."""
         # ---- per turn
         self.studio: PinnedStudio | None = None
         """The studio as this turn began (None between turns: the live studio answers)."""

@@ -70,10 +70,10 @@ def test_a_compiled_studio_runs_with_lark_blocked(tmp_path: Path) -> None:
     compile_studio(ROOT / "examples" / "studio", tmp_path / "compiled")
     script = BLOCK_LARK + f"""
 import asyncio
-from skillc.runtime.loader import load_compiled
+from skillc.runtime.compiled.loader import load_compiled
 from skillc.runtime.session import Runtime
 from skillc.runtime.store import Store
-from skillc.runtime.config import Settings
+from skillc.runtime.outside.config import Settings
 from skillc.runtime.model.scripted import ScriptedModel
 from skillc.main import build_parser
 build_parser().parse_args(["chat", "--help"]) if False else None

@@ -65,7 +65,7 @@ def compiled(tmp: Path) -> Path:
 
 def servers(mode: str, server_cmd: list[str] | None) -> dict[str, Any]:
     """The gateway's one server: canned in process (direct, serve) or the stdio tool server (mcp)."""
-    from skillc.runtime.config import McpServerConfig
+    from skillc.runtime.outside.config import McpServerConfig
     from skillc.scenario.canned import build_canned_server
 
     if mode == "mcp":
@@ -78,13 +78,13 @@ async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd:
     """Overhead per tool call of `turns` new-session turns in process."""
     import mcp
 
-    from skillc.runtime.config import Settings
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime
     from skillc.runtime.store import Store
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
 
     clock = scenario.Clock()
     clock.instrument_mcp(mcp.ClientSession)
@@ -114,7 +114,7 @@ def serve(port: int, calls: int) -> None:
     """`skillc serve`'s app on 127.0.0.1:port: a new session per thread, its model double stateless."""
     import uvicorn
 
-    from skillc.runtime.config import parse_config
+    from skillc.runtime.outside.config import parse_config
     from skillc.runtime.model import ModelDouble, ModelResponse, ToolCall
     from skillc.runtime.server import create_app
     from skillc.runtime.server.options import ServeOptions

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from skillc.runtime.redact import redact_urls
+from skillc.runtime.outside.redact import redact_urls
 
 SOURCE_HELP = ("studio directory or SQLite file (default: [studio] source of the config, else ./examples/studio, "
                "else the bundled example studio)")
@@ -25,11 +25,11 @@ def config_file(given: str | None) -> tuple[str | None, str]:
 
 
 def read_config(command: str, given: str | None) -> Any:
-    """The loaded config (`skillc.runtime.config.Config`; defaults when there is no file), or None
+    """The loaded config (`skillc.runtime.outside.config.Config`; defaults when there is no file), or None
     after printing why it cannot be read (the caller exits 2)."""
     import sys
 
-    from skillc.runtime.config import Config, ConfigError, load_config
+    from skillc.runtime.outside.config import Config, ConfigError, load_config
 
     path, _ = config_file(given)
     if path is None:

@@ -40,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Verify the trace; returns the exit status."""
     from skillc.runtime.telemetry.audit import verify
-    from skillc.runtime.trace import iter_events
+    from skillc.runtime.telemetry.trace import iter_events
 
     try:
         events = list(iter_events(args.trace))

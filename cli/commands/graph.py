@@ -31,7 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _from_compiled(agent: str, out_dir: Path):  # -> nx.DiGraph | None
-    from skillc.runtime.loader import CompiledStudioError, load_compiled
+    from skillc.runtime.compiled.loader import CompiledStudioError, load_compiled
 
     try:
         studio = load_compiled(out_dir)

@@ -138,7 +138,7 @@ def _replay(args: argparse.Namespace, studio: Any, name: str, settings: Any, pla
 
 
 def _status(report: Any, fail_on: str | None) -> int:
-    from skillc.runtime.vocab import Verdict
+    from skillc.runtime.words.vocab import Verdict
 
     if fail_on is None:
         return 0

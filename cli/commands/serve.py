@@ -51,7 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run `skillc serve`; returns the exit status."""
     from skillc.compile_on_load import compile_on_load
-    from skillc.runtime.config import ConfigError, load_config
+    from skillc.runtime.outside.config import ConfigError, load_config
     from skillc.runtime.server import create_app
     from skillc.runtime.server.options import read_options
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from skillc.runtime.vocab import Verdict
+from skillc.runtime.words.vocab import Verdict
 
 # verdict -> (label, colour); the order is the bars' order from left to right
 SERIES: tuple[tuple[Verdict, str, str], ...] = (

@@ -16,7 +16,7 @@ from skillc.replay.confusion import headlines
 from skillc.replay.human import COLUMNS, HEADS, after_text, counterfactual_note
 from skillc.runtime.replay.judge import CallVerdict, ConversationResult
 from skillc.runtime.replay.report import Report, totals
-from skillc.runtime.vocab import Verdict
+from skillc.runtime.words.vocab import Verdict
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 BADGE = {Verdict.ALLOWED: ("allowed", "ok"), Verdict.REFUSED: ("refused", "no"),

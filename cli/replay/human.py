@@ -6,7 +6,7 @@ from typing import Any
 
 from skillc.runtime.replay.judge import CallVerdict
 from skillc.runtime.replay.report import Report, totals
-from skillc.runtime.vocab import Verdict
+from skillc.runtime.words.vocab import Verdict
 
 BOLD, RED, GREEN, YELLOW, DIM, RESET = "\033[1m", "\033[31m", "\033[32m", "\033[33m", "\033[2m", "\033[0m"
 COLUMNS = ("calls", "allowed", "refused", "approval_asked", "replayed")

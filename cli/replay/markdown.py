@@ -7,7 +7,7 @@ from typing import Any
 from skillc.replay.human import COLUMNS, HEADS, after_text
 from skillc.runtime.replay.judge import CallVerdict
 from skillc.runtime.replay.report import Report, totals
-from skillc.runtime.vocab import Verdict
+from skillc.runtime.words.vocab import Verdict
 
 SHOWN = {Verdict.ALLOWED: "allowed", Verdict.REFUSED: "**refused**", Verdict.APPROVAL_ASKED: "**approval asked**",
          Verdict.REPLAYED: "replayed", Verdict.NOT_JUDGED: "not judged"}

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 
 class StudioUnavailable(SkillcError):
@@ -21,7 +21,7 @@ class StudioUnavailable(SkillcError):
 def open_studio(args: argparse.Namespace) -> Iterator[tuple[Any, str, Any]]:
     """(the loaded studio, its name for the report, the config's settings)."""
     from skillc.commands import choose_studio, read_config
-    from skillc.runtime.loader import CompiledStudioError, load_compiled
+    from skillc.runtime.compiled.loader import CompiledStudioError, load_compiled
 
     config = read_config("replay", args.config)
     if config is None:
@@ -46,7 +46,7 @@ def open_studio(args: argparse.Namespace) -> Iterator[tuple[Any, str, Any]]:
 def _compile(source: str, out: Path) -> Any:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import SourceError
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     try:
         result = compile_studio(source, out)

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 SCENARIO_KEYS = ("name", "config", "platform", "studio", "tools", "servers", "turns", "final")
 TURN_KEYS = ("user", "answer", "at", "restart", "model", "expect", "absent")
@@ -121,7 +121,7 @@ def check_expectation(doc: Located, place: Path_, value: Any) -> None:
 
 
 def _check_turn(doc: Located, index: int, turn: Any) -> None:
-    from skillc.runtime.config import parse_duration
+    from skillc.runtime.outside.config import parse_duration
     from skillc.runtime.model.scripted import check_entry
 
     place: Path_ = ("turns", index)
@@ -169,7 +169,7 @@ def _check_turn(doc: Located, index: int, turn: Any) -> None:
 def duration(value: Any, parse: Any = None) -> float:
     """Seconds of an `at:` value: `+25h`, `+90m`, `+2d`, `30s` or a number of seconds."""
     if parse is None:
-        from skillc.runtime.config import parse_duration as parse
+        from skillc.runtime.outside.config import parse_duration as parse
     text = value.strip() if isinstance(value, str) else value
     if isinstance(text, str) and text.startswith("+"):
         text = text[1:]

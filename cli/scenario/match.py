@@ -6,7 +6,7 @@ same traces.
 """
 from __future__ import annotations
 
-from skillc.runtime.events import EventName
+from skillc.runtime.words.events import EventName
 
 import json
 from collections import Counter

@@ -7,7 +7,7 @@ studio's warnings: a misspelled rule key passes its scenario while its check is 
 """
 from __future__ import annotations
 
-from skillc.runtime.events import EventName
+from skillc.runtime.words.events import EventName
 
 import json
 import os

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillc.runtime.events import EventName
-from skillc.runtime.idtext import ascii_int
+from skillc.runtime.words.events import EventName
+from skillc.runtime.text.idtext import ascii_int
 from skillc.scenario.load import Located, ScenarioError, duration, load_scenario, read_scenario
 from skillc.scenario.match import check
 from skillc.scenario.report import report
@@ -114,7 +114,7 @@ async def run_scenario(path: str | os.PathLike[str], *, trace_path: str | None =
 
 
 def _where(exc: BaseException) -> str:
-    """`TypeError: … (at runtime/chain.py:123 in step)`: the innermost frame, for a bug report."""
+    """`TypeError: … (at runtime/call/chain.py:123 in step)`: the innermost frame, for a bug report."""
     import traceback
 
     frames = traceback.extract_tb(exc.__traceback__)
@@ -138,7 +138,7 @@ async def _run(data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioRe
                telemetry: Any = None) -> None:
     """Read the scenario's studio, config and servers, compile the studio, then play the turns."""
     from skillc.compiler.build import compile_studio
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     from skillc.compiler.frontend import check_studio
 
@@ -176,7 +176,7 @@ def _read_studio(data: dict[str, Any], doc: Located, path: str) -> Any:
 
 def _read_setup(data: dict[str, Any], doc: Located, tmp: Path) -> tuple[Any, dict[str, Any]]:
     """The scenario's runtime settings (`config:`) and MCP servers (`servers:`), checked."""
-    from skillc.runtime.config import McpServerConfig, Settings
+    from skillc.runtime.outside.config import McpServerConfig, Settings
 
     try:
         settings = Settings.from_mapping(data.get("config") or {})
@@ -193,8 +193,8 @@ def _read_setup(data: dict[str, Any], doc: Located, tmp: Path) -> tuple[Any, dic
 
 def _open_trace(trace_path: str | None) -> Any:
     """The trace the expectations are checked against (kept in memory; also written to --trace)."""
-    from skillc.runtime.config import audit_key
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.outside.config import audit_key
+    from skillc.runtime.telemetry.trace import TraceWriter
 
     try:
         return TraceWriter(trace_path, keep=True, key=audit_key())
@@ -241,7 +241,7 @@ class _Play:
     async def open_instance(self) -> _Instance:
         """A fresh runtime process over the scenario's store, with session s1 open."""
         from skillc.runtime import open_runtime
-        from skillc.runtime.config import Config, McpConfig
+        from skillc.runtime.outside.config import Config, McpConfig
         from skillc.runtime.mcp.gateway import GatewayConfigError
         from skillc.runtime.store import Store
 

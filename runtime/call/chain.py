@@ -12,21 +12,21 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from skillc.runtime import border
-from skillc.runtime.skillmeta import ParamIssue, Provenance, ToolMeta
-from skillc.runtime.values import canonical
-from skillc.runtime.context import NodeContext
-from skillc.runtime.errors import code_of
-from skillc.runtime.evidence import UNSETTLED, register, settle_success
-from skillc.runtime.gate import approval_needed, approval_summary, idempotency_key
-from skillc.runtime.rules import call_scope, judge
-from skillc.runtime.state import Evidence, NodeState, PendingApproval
-from skillc.runtime.redact import mask_args
-from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import Action, Effect, EvidenceStatus, RuleStatus, SideEffect
+from skillc.runtime.text import border
+from skillc.runtime.compiled.skillmeta import ParamIssue, Provenance, ToolMeta
+from skillc.runtime.compiled.values import canonical
+from skillc.runtime.call.context import NodeContext
+from skillc.runtime.words.errors import code_of
+from skillc.runtime.call.evidence import UNSETTLED, register, settle_success
+from skillc.runtime.call.gate import approval_needed, approval_summary, idempotency_key
+from skillc.runtime.call.rules import call_scope, judge
+from skillc.runtime.seam.state import Evidence, NodeState, PendingApproval
+from skillc.runtime.outside.redact import mask_args
+from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.words.vocab import Action, Effect, EvidenceStatus, RuleStatus, SideEffect
 
 if TYPE_CHECKING:
-    from skillc.runtime.seams import SessionEnv
+    from skillc.runtime.seam.seams import SessionEnv
 
 # §14.4: which call failures leave a write's outcome uncertain.
 UNCERTAIN = frozenset({ErrorName.TOOL_TIMEOUT, ErrorName.TOOL_IO_ERROR, ErrorName.MCP_RPC_ERROR, ErrorName.TOOL_ERROR})
@@ -49,7 +49,7 @@ class CallResult:
     replayed: bool = False
     data: Any = None
     args: Any = None
-    effect: Effect | None = None  # what the call makes of its node (runtime/node.py after_call)
+    effect: Effect | None = None  # what the call makes of its node (runtime/loop/node.py after_call)
     settled: dict[str, Any] | None = None  # a write.settled event to emit after tool.call
     provenance: Provenance | None = None  # argument -> the source it was accepted from (§5.3)
     rules: list[dict[str, Any]] | None = None  # the rules that refused the call, each with its message
@@ -118,7 +118,7 @@ class Call:
 # ---------------------------------------------------------------- schema check (ArgPolicy)
 
 def load_args(raw: Any) -> Any:
-    """The arguments as the model sent them, checked at the border (runtime/border.py), as a
+    """The arguments as the model sent them, checked at the border (runtime/text/border.py), as a
     value of the call's own: text is parsed, an object copied; raises border.Refused (reason
     "json" when the text is not JSON)."""
     if isinstance(raw, str):

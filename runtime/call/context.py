@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
 
-from skillc.runtime.paths import get_path, parse_path
-from skillc.runtime.values import MISSING, canonical
-from skillc.runtime.usermatch import Said, mentioned, read_message
-from skillc.runtime.indexes import entity_index, evidence_index
-from skillc.runtime.state import Evidence, NodeState
-from skillc.runtime.vocab import EvidenceStatus, NodeStatus
+from skillc.runtime.compiled.paths import get_path, parse_path
+from skillc.runtime.compiled.values import MISSING, canonical
+from skillc.runtime.call.usermatch import Said, mentioned, read_message
+from skillc.runtime.seam.indexes import entity_index, evidence_index
+from skillc.runtime.seam.state import Evidence, NodeState
+from skillc.runtime.words.vocab import EvidenceStatus, NodeStatus
 
 if TYPE_CHECKING:
-    from skillc.runtime.seams import SessionEnv
+    from skillc.runtime.seam.seams import SessionEnv
 
 
 def upstream_order(task_nodes: dict[str, NodeState], node: NodeState) -> list[NodeState]:

@@ -5,11 +5,11 @@ import copy
 import hashlib
 from typing import Any
 
-from skillc.runtime.paths import arg_values, at_path, get_path, path_text, split_each
-from skillc.runtime.skillmeta import ToolMeta
-from skillc.runtime.values import MISSING, canonical, has_value
-from skillc.runtime.redact import MASK
-from skillc.runtime.vocab import SideEffect
+from skillc.runtime.compiled.paths import arg_values, at_path, get_path, path_text, split_each
+from skillc.runtime.compiled.skillmeta import ToolMeta
+from skillc.runtime.compiled.values import MISSING, canonical, has_value
+from skillc.runtime.outside.redact import MASK
+from skillc.runtime.words.vocab import SideEffect
 
 
 def approval_needed(tool: str, meta: ToolMeta, settings: Any) -> bool:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime.events import EventName
-from skillc.runtime.gate import approval_summary
-from skillc.runtime.state import Evidence, NodeState
-from skillc.runtime.vocab import FINAL_NODE, NodeStatus, Suspension
+from skillc.runtime.words.events import EventName
+from skillc.runtime.call.gate import approval_summary
+from skillc.runtime.seam.state import Evidence, NodeState
+from skillc.runtime.words.vocab import FINAL_NODE, NodeStatus, Suspension
 
 if TYPE_CHECKING:
-    from skillc.runtime.seams import SessionEnv
+    from skillc.runtime.seam.seams import SessionEnv
 
 # Node states (and outcomes of node.run_node), by their short names.
 DONE, FAILED, SUSPENDED, WAITING = NodeStatus.DONE, NodeStatus.FAILED, NodeStatus.SUSPENDED, NodeStatus.WAITING

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from skillc.runtime.cel import Undecidable, eq
-from skillc.runtime.context import NodeContext
-from skillc.runtime.skillmeta import RuleMeta
-from skillc.runtime.vocab import RuleStatus
+from skillc.runtime.compiled.cel_values import Undecidable, eq
+from skillc.runtime.call.context import NodeContext
+from skillc.runtime.compiled.skillmeta import RuleMeta
+from skillc.runtime.words.vocab import RuleStatus
 
 
 _NO_VARS: dict[str, Any] = {}  # the chain's scopes have no `rules eval --vars` names (never written)

@@ -28,7 +28,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Iterable
 
-from skillc.runtime.values import normalize_text
+from skillc.runtime.compiled.values import normalize_text
 
 # Scripts written without spaces between words: kana, CJK ideographs, Thai, Lao, Myanmar, Khmer.
 _SPACELESS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"

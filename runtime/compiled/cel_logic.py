@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Callable, Iterable
 
-from skillc.runtime.cel_values import _ABSENT, Undecidable, _is_int, _is_num, _map_get, _no_op, add, gt, lt, type_name
+from skillc.runtime.compiled.cel_values import _ABSENT, Undecidable, _is_int, _is_num, _map_get, _no_op, add, gt, lt, type_name
 
 SKIPPED = None  # what a rule function returns when its `when` guard does not apply
 

@@ -1,6 +1,6 @@
 """CEL's conversions and string functions for compiled rule code (docs/reference/rules.md):
 `int()`, `double()`, `string()`, `bool()`, `dyn()`, `startsWith`, `matches` (the linear-time
-pattern language of runtime/textpattern.py) and the rest."""
+pattern language of runtime/compiled/textpattern.py) and the rest."""
 from __future__ import annotations
 
 import math
@@ -9,10 +9,10 @@ from decimal import Decimal
 from typing import Any
 
 
-from skillc.runtime import textpattern
-from skillc.runtime.cel_time import _EPOCH, format_duration, format_timestamp
-from skillc.runtime.cel_values import Undecidable, _int64, _is_int, _is_num, type_name
-from skillc.runtime.textpattern import Pattern
+from skillc.runtime.compiled import textpattern
+from skillc.runtime.compiled.cel_time import _EPOCH, format_duration, format_timestamp
+from skillc.runtime.compiled.cel_values import Undecidable, _int64, _is_int, _is_num, type_name
+from skillc.runtime.compiled.textpattern import Pattern
 
 
 def to_int(v: Any) -> int:
@@ -126,7 +126,7 @@ def compile_pattern(p: str) -> Pattern:
 
 def matches(s: Any, pattern: Any) -> bool:
     """`s.matches(re)`: the pattern is found anywhere in s. The same engine as the `MATCHES`
-    success operator (runtime/textpattern.py): a Thompson NFA, linear in the text whatever the
+    success operator (runtime/compiled/textpattern.py): a Thompson NFA, linear in the text whatever the
     pattern, so the verdict never depends on how loaded the machine is."""
     text, pat = _str(s, "matches"), _str(pattern, "matches")
     return compile_pattern(pat).search(text)

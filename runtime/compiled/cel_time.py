@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from skillc.runtime.cel_values import Undecidable, _dur, _is_int, type_name
+from skillc.runtime.compiled.cel_values import Undecidable, _dur, _is_int, type_name
 
 # ---------------------------------------------------------------- timestamps and durations
 

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 # CEL's ranges: timestamps 0001-01-01..9999-12-31; durations those of a 64-bit count of

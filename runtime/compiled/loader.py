@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 if TYPE_CHECKING:
     import networkx as nx

@@ -9,8 +9,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable
 
-from skillc.runtime.idtext import ascii_int
-from skillc.runtime.values import MISSING, canonical, deep_copy, has_value
+from skillc.runtime.text.idtext import ascii_int
+from skillc.runtime.compiled.values import MISSING, canonical, deep_copy, has_value
 
 Part = tuple[Any, ...]  # ("k", name) | ("i", index) | ("e",)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
-from skillc.runtime.values import MISSING, default_empty, has_value
+from skillc.runtime.compiled.values import MISSING, default_empty, has_value
 
 
 @dataclass(frozen=True)

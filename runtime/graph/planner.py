@@ -8,15 +8,15 @@ import heapq
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime.completion import resolve_target, write_tools
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.loop.completion import resolve_target, write_tools
+from skillc.runtime.words.errors import SkillcError
 from skillc.runtime.model.base import ModelRequest
-from skillc.runtime.prompting import render, render_for_message
-from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import Mode, NodeKind
+from skillc.runtime.loop.prompting import render, render_for_message
+from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.words.vocab import Mode, NodeKind
 
 if TYPE_CHECKING:
-    from skillc.runtime.seams import SessionEnv
+    from skillc.runtime.seam.seams import SessionEnv
 
 
 class PlanningFailed(SkillcError):

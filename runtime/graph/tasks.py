@@ -6,23 +6,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime.events import EventName
-from skillc.runtime import lifecycle
-from skillc.runtime.skillmeta import make_entities
-from skillc.runtime.values import MISSING, has_value
-from skillc.runtime.completion import resolve_target
-from skillc.runtime.context import NodeContext
-from skillc.runtime.evidence import index_entities
-from skillc.runtime.lifecycle import FINAL, finish_node, question_of
-from skillc.runtime.node import run_node
-from skillc.runtime.planner import PlannedNode
-from skillc.runtime.prompting import step_messages
-from skillc.runtime.state import NodeState, TaskState
-from skillc.runtime.vocab import FINAL_TASK, NodeKind, NodeStatus, Share, TaskStatus
-from skillc.runtime.seams import active_task
+from skillc.runtime.words.events import EventName
+from skillc.runtime.call import lifecycle
+from skillc.runtime.compiled.skillmeta import make_entities
+from skillc.runtime.compiled.values import MISSING, has_value
+from skillc.runtime.loop.completion import resolve_target
+from skillc.runtime.call.context import NodeContext
+from skillc.runtime.call.evidence import index_entities
+from skillc.runtime.call.lifecycle import FINAL, finish_node, question_of
+from skillc.runtime.loop.node import run_node
+from skillc.runtime.graph.planner import PlannedNode
+from skillc.runtime.loop.prompting import step_messages
+from skillc.runtime.seam.state import NodeState, TaskState
+from skillc.runtime.words.vocab import FINAL_TASK, NodeKind, NodeStatus, Share, TaskStatus
+from skillc.runtime.seam.seams import active_task
 
 if TYPE_CHECKING:
-    from skillc.runtime.seams import SessionEnv
+    from skillc.runtime.seam.seams import SessionEnv
 
 
 @dataclass

@@ -8,21 +8,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from skillc.runtime.events import EventName
-from skillc.runtime import envtools, lifecycle
-from skillc.runtime.paths import get_path, parse_path
-from skillc.runtime.values import MISSING, canonical
-from skillc.runtime.chain import CallResult, reject
-from skillc.runtime.completion import finish_check, output_source_ok
-from skillc.runtime.context import NodeContext
+from skillc.runtime.words.events import EventName
+from skillc.runtime.loop import envtools
+from skillc.runtime.call import lifecycle
+from skillc.runtime.compiled.paths import get_path, parse_path
+from skillc.runtime.compiled.values import MISSING, canonical
+from skillc.runtime.call.chain import CallResult, reject
+from skillc.runtime.loop.completion import finish_check, output_source_ok
+from skillc.runtime.call.context import NodeContext
 from skillc.runtime.model.base import ToolSpec
-from skillc.runtime.state import FollowUp, NodeState
-from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import PLATFORM_FIELDS, Effect, NodeStatus, SideEffect, Source, Suspension
-from skillc.runtime.seams import active_task
+from skillc.runtime.seam.state import FollowUp, NodeState
+from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.words.vocab import PLATFORM_FIELDS, Effect, NodeStatus, SideEffect, Source, Suspension
+from skillc.runtime.seam.seams import active_task
 
 if TYPE_CHECKING:
-    from skillc.runtime.seams import SessionEnv
+    from skillc.runtime.seam.seams import SessionEnv
 
 
 

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime.state import NodeState
-from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import OPEN_STATUSES, PLATFORM_FIELDS, SideEffect, Source
-from skillc.runtime.indexes import evidence_index
-from skillc.runtime.seams import active_task
+from skillc.runtime.seam.state import NodeState
+from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.words.vocab import OPEN_STATUSES, PLATFORM_FIELDS, SideEffect, Source
+from skillc.runtime.seam.indexes import evidence_index
+from skillc.runtime.seam.seams import active_task
 
 if TYPE_CHECKING:
-    from skillc.runtime.seams import SessionEnv
+    from skillc.runtime.seam.seams import SessionEnv
 
 
 def write_tools(module: Any) -> set[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, Callable, cast
 
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 from skillc.runtime.model.base import ToolSpec
 
 UTC = timezone.utc

@@ -9,21 +9,23 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime.events import EventName
-from skillc.runtime import border, builtins, lifecycle
-from skillc.runtime.chain import CallResult, object_args, run_chain
-from skillc.runtime.evidence import settle_open_writes
-from skillc.runtime.lifecycle import DONE, FAILED, finish_node
+from skillc.runtime.words.events import EventName
+from skillc.runtime.text import border
+from skillc.runtime.loop import builtins
+from skillc.runtime.call import lifecycle
+from skillc.runtime.call.chain import CallResult, object_args, run_chain
+from skillc.runtime.call.evidence import settle_open_writes
+from skillc.runtime.call.lifecycle import DONE, FAILED, finish_node
 from skillc.runtime.model.base import ModelRequest, ToolCall
-from skillc.runtime.prompting import tool_specs
-from skillc.runtime.state import NodeState
-from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import Effect, NodeStatus, Suspension
+from skillc.runtime.loop.prompting import tool_specs
+from skillc.runtime.seam.state import NodeState
+from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.words.vocab import Effect, NodeStatus, Suspension
 
 MAX_NAME = 256  # characters of a tool name or call id the model sends (MCP names are far shorter)
 
 if TYPE_CHECKING:
-    from skillc.runtime.seams import SessionEnv
+    from skillc.runtime.seam.seams import SessionEnv
 
 
 async def run_node(env: SessionEnv, node: NodeState) -> NodeStatus:

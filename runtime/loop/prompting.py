@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import jinja2
 
-from skillc.runtime import builtins
-from skillc.runtime.skillmeta import ArgMeta
+from skillc.runtime.loop import builtins
+from skillc.runtime.compiled.skillmeta import ArgMeta
 from skillc.runtime.model.base import ToolSpec
-from skillc.runtime.state import NodeState
-from skillc.runtime.vocab import NodeKind, Source
-from skillc.runtime.seams import active_task
+from skillc.runtime.seam.state import NodeState
+from skillc.runtime.words.vocab import NodeKind, Source
+from skillc.runtime.seam.seams import active_task
 
 if TYPE_CHECKING:
-    from skillc.runtime.seams import SessionEnv
+    from skillc.runtime.seam.seams import SessionEnv
 
 
 @lru_cache(maxsize=1)

@@ -29,9 +29,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from skillc.runtime import jsontext
-from skillc.runtime.config import McpServerConfig
-from skillc.runtime.errors import ErrorName, SkillcError
+from skillc.runtime.text import jsontext
+from skillc.runtime.outside.config import McpServerConfig
+from skillc.runtime.words.errors import ErrorName, SkillcError
 from skillc.runtime.mcp.observe import CURRENT_CALL, CallRecord, Link, ObservedTransport, OnInvoked
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo, content_text, response_json
 

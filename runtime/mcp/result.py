@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from skillc.runtime import jsontext
+from skillc.runtime.text import jsontext
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class CallOutcome:
 
     `response` is the response JSON (docs/interpretations.md: Response JSON) when the server answered (also for an
     `MCP_TOOL_ERROR` result), else None. `error` is None on success, else an error name of
-    `skillc.runtime.errors` (§14.4). `message` is human text: the tool's own text, or why it failed.
+    `skillc.runtime.words.errors` (§14.4). `message` is human text: the tool's own text, or why it failed.
     `unreadable` says why an answer that came could not be read at all (JSON nested too deep to
     read): the call completed, so a write is settled, with a business failure saying why.
     """

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 Purpose = Literal["route", "intent", "plan", "step"]
 

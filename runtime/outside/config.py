@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.words.errors import SkillcError
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from skillc.runtime.paths import at_path
+from skillc.runtime.compiled.paths import at_path
 
 MASK = "***"
 # scheme://userinfo@ — userinfo cannot hold "/", "?", "#", "@" or whitespace (RFC 3986 §3.2.1)

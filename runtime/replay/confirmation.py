@@ -11,7 +11,7 @@ import re
 import unicodedata
 
 from skillc.runtime.replay.recorded import UserMessage
-from skillc.runtime.vocab import Decision, Reading
+from skillc.runtime.words.vocab import Decision, Reading
 
 YES = ("yes", "y", "yeah", "yep", "yup", "sure", "ok", "okay", "confirm", "confirmed", "i confirm",
        "go ahead", "proceed", "please proceed", "please do", "do it", "correct", "that's right", "right",

@@ -1,7 +1,7 @@
 """The session a recorded conversation is replayed in: a `SessionEnv` whose tools are the
 recording.
 
-The chain (runtime/chain.py) runs unchanged against it. Where a live session reaches a business
+The chain (runtime/call/chain.py) runs unchanged against it. Where a live session reaches a business
 tool through the MCP gateway, this one hands back the answer recorded for the call being judged
 and notes that the tool would have been reached; nothing is stored, traced or sent anywhere.
 """
@@ -11,18 +11,18 @@ import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime.errors import ErrorName
-from skillc.runtime.indexes import Indexes
+from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.seam.indexes import Indexes
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo
-from skillc.runtime.paths import get_path
-from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
-from skillc.runtime.values import has_value
+from skillc.runtime.compiled.paths import get_path
+from skillc.runtime.seam.state import Evidence, NodeState, SessionState, TaskState
+from skillc.runtime.compiled.values import has_value
 
 if TYPE_CHECKING:
-    from skillc.runtime.config import Settings
-    from skillc.runtime.loader import ProviderInput
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.compiled.loader import ProviderInput
     from skillc.runtime.model.base import Model
-    from skillc.runtime.skillmeta import SkillModule
+    from skillc.runtime.compiled.skillmeta import SkillModule
 
 # Replay's clock stands still: approvals never expire mid-conversation (there is no waiting).
 CLOCK = 0.0

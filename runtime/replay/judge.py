@@ -25,16 +25,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillc.runtime.chain import CallResult, run_chain
-from skillc.runtime.config import Settings
-from skillc.runtime.errors import ErrorName
+from skillc.runtime.call.chain import CallResult, run_chain
+from skillc.runtime.outside.config import Settings
+from skillc.runtime.words.errors import ErrorName
 from skillc.runtime.mcp.result import ToolInfo
 from skillc.runtime.replay import confirmation
 from skillc.runtime.replay.env import ReplayEnv
 from skillc.runtime.replay.recorded import Conversation, RecordedCall, TextReply, UserMessage
-from skillc.runtime.skillmeta import Provenance
-from skillc.runtime.state import NodeState
-from skillc.runtime.vocab import ConfirmationPlace, NodeStatus, Pairing, Reading, SideEffect, Verdict
+from skillc.runtime.compiled.skillmeta import Provenance
+from skillc.runtime.seam.state import NodeState
+from skillc.runtime.words.vocab import ConfirmationPlace, NodeStatus, Pairing, Reading, SideEffect, Verdict
 
 BUILTIN_PREFIX = "builtin_"
 QUOTE_CHARS = 300

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillc.runtime import jsontext
+from skillc.runtime.text import jsontext
 from skillc.runtime.replay.judge import CallVerdict
 from skillc.runtime.replay.report import Report
-from skillc.runtime.vocab import Verdict
+from skillc.runtime.words.vocab import Verdict
 
 LABELS = ("correct", "wrong")
 # The confusion table's columns, from stopped outright to let through: refused (at the call, or

@@ -15,9 +15,9 @@ import os
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from skillc.runtime import jsontext
+from skillc.runtime.text import jsontext
 from skillc.runtime.replay.recorded import Conversation, Item, RecordedCall, TextReply, Unreadable, UserMessage
-from skillc.runtime.vocab import Pairing
+from skillc.runtime.words.vocab import Pairing
 
 ID_KEYS = ("id", "conversation_id", "session_id", "task_id")
 LINE_SUFFIXES = (".jsonl", ".ndjson")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from skillc.runtime.vocab import Pairing
+from skillc.runtime.words.vocab import Pairing
 
 
 @dataclass(slots=True)

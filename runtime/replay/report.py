@@ -9,7 +9,7 @@ from typing import Any
 
 from skillc.runtime.replay.judge import CallVerdict, ConversationResult
 from skillc.runtime.replay.recorded import Unreadable
-from skillc.runtime.vocab import Pairing, Verdict
+from skillc.runtime.words.vocab import Pairing, Verdict
 
 SCHEMA = "skillc.replay"
 VERSION = 1

@@ -16,11 +16,11 @@ import os
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from skillc.runtime.events import EventName
-from skillc.runtime import jsontext
-from skillc.runtime.errors import ErrorName
+from skillc.runtime.words.events import EventName
+from skillc.runtime.text import jsontext
+from skillc.runtime.words.errors import ErrorName
 from skillc.runtime.replay.recorded import Conversation, RecordedCall, Unreadable, UserMessage
-from skillc.runtime.vocab import Decision, Pairing
+from skillc.runtime.words.vocab import Decision, Pairing
 
 TRUNCATED = "a recorded answer was cut short in the trace (over 4,000 characters): it is judged as the text kept"
 

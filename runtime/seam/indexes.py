@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from skillc.runtime.state import Evidence, SessionState
-from skillc.runtime.vocab import EvidenceStatus
+from skillc.runtime.seam.state import Evidence, SessionState
+from skillc.runtime.words.vocab import EvidenceStatus
 
 _SUCCESS = EvidenceStatus.SUCCESS
 _FINAL = (_SUCCESS, EvidenceStatus.FAILED)

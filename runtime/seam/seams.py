@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from skillc.runtime.config import Settings
-    from skillc.runtime.indexes import Indexes
-    from skillc.runtime.loader import ProviderInput
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.seam.indexes import Indexes
+    from skillc.runtime.compiled.loader import ProviderInput
     from skillc.runtime.mcp.result import CallOutcome, ToolInfo
     from skillc.runtime.model.base import Model
-    from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
-    from skillc.runtime.skillmeta import SkillModule
+    from skillc.runtime.seam.state import Evidence, NodeState, SessionState, TaskState
+    from skillc.runtime.compiled.skillmeta import SkillModule
 
 
 def active_task(env: SessionEnv) -> TaskState:
@@ -42,7 +42,7 @@ class SessionEnv(Protocol):
     rng: random.Random
     """The runtime's seeded random source (builtin_env_* tools)."""
     indexes: Indexes
-    """The indexes over the session's evidence and entities (runtime/indexes.py keeps them caught up)."""
+    """The indexes over the session's evidence and entities (runtime/seam/indexes.py keeps them caught up)."""
 
     @property
     def model(self) -> Model:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from skillc.runtime.vocab import EvidenceStatus, NodeKind, NodeStatus, SideEffect, Suspension, TaskStatus
+from skillc.runtime.words.vocab import EvidenceStatus, NodeKind, NodeStatus, SideEffect, Suspension, TaskStatus
 
 T = TypeVar("T")
 

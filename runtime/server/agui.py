@@ -11,7 +11,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from skillc.runtime import telemetry
-from skillc.runtime.idtext import ascii_int
+from skillc.runtime.text.idtext import ascii_int
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.server.runs import RunLog, sse_frames

@@ -15,7 +15,7 @@ from typing import Any
 
 from ag_ui.core import EventType
 
-from skillc.runtime import jsontext
+from skillc.runtime.text import jsontext
 
 
 def encode(kind: EventType, fields: dict[str, Any], metadata: dict[str, Any] | None = None) -> str:

@@ -21,7 +21,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from skillc.runtime.loader import StudioCompiler
+from skillc.runtime.compiled.loader import StudioCompiler
 from skillc.runtime.server.auth import DEV_HEADER, GatewayAuth
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.devmode import DevGuard
@@ -55,7 +55,7 @@ def create_app(source: str | os.PathLike[str] | None = None, *, config_path: str
     serves). `telemetry` (`skillc.runtime.telemetry.build(...)`) is installed on the runtime;
     without it, `[telemetry]` and the environment choose (metrics on by default, for
     `GET /metrics`). `app.state.ctx` is the `ServerContext`."""
-    from skillc.runtime.config import load_config
+    from skillc.runtime.outside.config import load_config
 
     config = config if config is not None else load_config(config_path)
     options = options or read_options(config_path, config=config, dev=dev or None, secret=secret)

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 from urllib.parse import quote
 
-from skillc.runtime.idtext import ascii_int
+from skillc.runtime.text.idtext import ascii_int
 from skillc.runtime.server.errors import ApiError
-from skillc.runtime.vocab import PLATFORM_FIELDS  # the platform fields of §11, spelled once
+from skillc.runtime.words.vocab import PLATFORM_FIELDS  # the platform fields of §11, spelled once
 
 log = logging.getLogger("skillc.server.auth")
 

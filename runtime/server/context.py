@@ -22,10 +22,10 @@ from typing import Any, Callable
 from starlette.requests import Request
 
 from skillc.runtime import opener
-from skillc.runtime.config import audit_key
-from skillc.runtime.events import EventName
-from skillc.runtime.errors import CallerError, SessionBusy, UnknownAgent
-from skillc.runtime.redact import redact_urls
+from skillc.runtime.outside.config import audit_key
+from skillc.runtime.words.events import EventName
+from skillc.runtime.words.errors import CallerError, SessionBusy, UnknownAgent
+from skillc.runtime.outside.redact import redact_urls
 from skillc.runtime.server.auth import GatewayAuth, Identity, StoredNonces, owner_of
 from skillc.runtime.server.errors import IN_STREAM, ApiError
 from skillc.runtime.server.interrupts import answer_of, interrupt_of
@@ -35,8 +35,8 @@ from skillc.runtime.server.runs import RunLog, RunRegistry
 from skillc.runtime.server.studio_feed import StudioFeed
 from skillc.runtime.server.traces import TraceFiles, check_id
 from skillc.runtime.store import offloop
-from skillc.runtime.trace import current_env
-from skillc.runtime.vocab import FINAL_TASK, NodeStatus
+from skillc.runtime.telemetry.trace import current_env
+from skillc.runtime.words.vocab import FINAL_TASK, NodeStatus
 
 log = logging.getLogger("skillc.server")
 LIVE_SESSIONS = 5000

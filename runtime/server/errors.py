@@ -2,7 +2,7 @@
 
 These are errors to the HTTP caller, not the spec's tool codes (§17): a refused tool call is part
 of a run and travels in its events. Where the runtime's error table names a caller error (the
-session lease's `SESSION_BUSY`), its name is taken from `skillc.runtime.errors`.
+session lease's `SESSION_BUSY`), its name is taken from `skillc.runtime.words.errors`.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from skillc.runtime.errors import SessionBusy, SkillcError, UnknownAgent
+from skillc.runtime.words.errors import SessionBusy, SkillcError, UnknownAgent
 from skillc.runtime.model.base import ModelError
 
 # code -> HTTP status. The only place these names are spelled.

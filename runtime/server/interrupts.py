@@ -14,10 +14,10 @@ from typing import Any
 
 from ag_ui.core import Interrupt, ResumeEntry
 
-from skillc.runtime.gate import approval_tables
+from skillc.runtime.call.gate import approval_tables
 from skillc.runtime.server.auth import Identity
 from skillc.runtime.server.errors import ApiError
-from skillc.runtime.vocab import DECISIONS, Decision, Suspension
+from skillc.runtime.words.vocab import DECISIONS, Decision, Suspension
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
     Suspension.APPROVAL: {"type": "object", "required": ["decision", "digest"],

@@ -12,7 +12,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from skillc.runtime.idtext import ascii_int
+from skillc.runtime.text.idtext import ascii_int
 from skillc.runtime.server.errors import ApiError
 
 KIB = 1024

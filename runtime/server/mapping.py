@@ -15,9 +15,9 @@ from typing import Any
 from ag_ui.core import (PROTOCOL_VERSION, BaseEvent, EventType, RunFinishedEvent, RunFinishedInterruptOutcome,
                         RunFinishedSuccessOutcome)
 
-from skillc.runtime import jsontext
-from skillc.runtime.errors import ErrorName
-from skillc.runtime.events import EventName
+from skillc.runtime.text import jsontext
+from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.words.events import EventName
 from skillc.runtime.model.base import ModelError
 from skillc.runtime.server.agui_wire import encode
 from skillc.runtime.server.errors import RUN_ERRORS, ApiError

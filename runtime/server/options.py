@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillc.runtime.config import Config, ConfigError, load_config, parse_duration
+from skillc.runtime.outside.config import Config, ConfigError, load_config, parse_duration
 from skillc.runtime.server.limits import DEFAULT_LIMIT, DEFAULT_ROUTE_LIMITS, limits_of
 
 

@@ -9,14 +9,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from skillc.runtime.events import EventName
-from skillc.runtime import border
-from skillc.runtime.idtext import ascii_int
+from skillc.runtime.words.events import EventName
+from skillc.runtime.text import border
+from skillc.runtime.text.idtext import ascii_int
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.store import offloop
 from skillc.runtime.server.traces import check_id
-from skillc.runtime.redact import mask_args
+from skillc.runtime.outside.redact import mask_args
 
 
 def _jsonable(value: Any) -> Any:

@@ -1,7 +1,7 @@
 """The served studio: a compiled directory kept current from its source, without blocking turns.
 
 Sources: a compiled directory (no compiler needed), a studio directory or SQLite file (compiled on
-load by the `StudioCompiler` given: `skillc serve` passes the compiler extra's, runtime/loader.py),
+load by the `StudioCompiler` given: `skillc serve` passes the compiler extra's, runtime/compiled/loader.py),
 or a studio service over HTTP (`skillc studio serve`, docs/API.md §8). `update()` is awaited
 before a turn, at most once per `interval`: an HTTP studio costs one conditional GET when
 unchanged; a changed one is compiled incrementally in a worker thread (an unchanged skill keeps
@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from skillc.runtime.errors import SkillcError
-from skillc.runtime.redact import redact_urls
-from skillc.runtime.loader import MANIFEST, CompiledStudio, CompiledStudioError, StudioCompiler
+from skillc.runtime.words.errors import SkillcError
+from skillc.runtime.outside.redact import redact_urls
+from skillc.runtime.compiled.loader import MANIFEST, CompiledStudio, CompiledStudioError, StudioCompiler
 
 log = logging.getLogger("skillc.server.studio")
 FORMAT = "skillc.studio/1"

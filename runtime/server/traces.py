@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from skillc.runtime import jsontext
-from skillc.runtime.idtext import ID_RULE, valid_id
+from skillc.runtime.text import jsontext
+from skillc.runtime.text.idtext import ID_RULE, valid_id
 from skillc.runtime.server.errors import ApiError
-from skillc.runtime.trace import FLUSH_AT, last_seq
+from skillc.runtime.telemetry.trace import FLUSH_AT, last_seq
 
 
 

@@ -33,8 +33,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from skillc.runtime.errors import SkillcError
-from skillc.runtime.state import Evidence, SessionState, TaskState
+from skillc.runtime.words.errors import SkillcError
+from skillc.runtime.seam.state import Evidence, SessionState, TaskState
 
 # Version of the stored layout; a backend migrates older stores on open.
 SCHEMA_VERSION = 5

@@ -50,7 +50,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Itera
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
-from skillc.runtime.state import SessionState
+from skillc.runtime.seam.state import SessionState
 from skillc.runtime.store.base import (
     SCHEMA_VERSION,
     Lease,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillc.runtime.state import Evidence, SessionState, TaskState, to_doc
+from skillc.runtime.seam.state import Evidence, SessionState, TaskState, to_doc
 from skillc.runtime.store.base import LeaseLost, ReplyRecord, StoreConflict, StoreError
 from skillc.runtime.store.rows import ENCODE, StoredHistory, reply_doc, session_doc, task_number
 

@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
-from skillc.runtime import jsontext
-from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState, node_from_doc, without_retired
+from skillc.runtime.text import jsontext
+from skillc.runtime.seam.state import Evidence, NodeState, SessionState, TaskState, node_from_doc, without_retired
 from skillc.runtime.store.base import ReplyRecord, StoreCorrupt
-from skillc.runtime.vocab import FINAL_TASK, OPEN_STATUSES
+from skillc.runtime.words.vocab import FINAL_TASK, OPEN_STATUSES
 
-# Every document through one encoder and decoder (runtime/jsontext.py: orjson where it is exact).
+# Every document through one encoder and decoder (runtime/text/jsontext.py: orjson where it is exact).
 ENCODE = jsontext.dumps
 DECODE = jsontext.loads
 # The ended tasks as an SQL list, from the vocabulary: ('DONE', 'FAILED', 'CANCELLED').

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable
 
-from skillc.runtime.state import Evidence, SessionState, TaskState, to_doc
+from skillc.runtime.seam.state import Evidence, SessionState, TaskState, to_doc
 from skillc.runtime.store.base import (
     SCHEMA_VERSION,
     Lease,

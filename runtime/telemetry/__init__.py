@@ -1,4 +1,5 @@
-"""Observability: the audit chain (always on), metrics and OpenTelemetry spans (when installed).
+"""Observability: the trace (`trace`, the audit log every step writes), its audit chain (always on),
+metrics and OpenTelemetry spans (when installed).
 
     from skillc.runtime import telemetry
     tel = telemetry.build()                 # metrics + spans through the global OTel providers
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from skillc.runtime.telemetry.metrics import REGISTRY, render_prometheus
 
 if TYPE_CHECKING:
-    from skillc.runtime.config import TelemetryChoice
+    from skillc.runtime.outside.config import TelemetryChoice
     from skillc.runtime.telemetry.core import Telemetry
 
 __all__ = ["REGISTRY", "build", "caller_context", "from_choice", "render_prometheus"]

@@ -3,7 +3,7 @@
 Every event carries `prev` (the digest of its session's previous event; for the session's first
 event, the session's *anchor*) and `hash` (its own digest, over its canonical JSON without
 `hash`). A digest is SHA-256, or HMAC-SHA-256 when a key is given (`SKILLC_AUDIT_KEY`, which
-the config layer reads for whoever opens a runtime: runtime/config.py `audit_key`): without the key nobody can rewrite the chain after an edit.
+the config layer reads for whoever opens a runtime: runtime/outside/config.py `audit_key`): without the key nobody can rewrite the chain after an edit.
 The anchor is the digest of `skillc-trace-anchor\\0<session>`.
 
 `verify` walks a trace in file order and reports the first event that was altered (its content
@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from skillc.runtime.events import EventName
-from skillc.runtime.redact import mask_args
-from skillc.runtime.vocab import Suspension
+from skillc.runtime.words.events import EventName
+from skillc.runtime.outside.redact import mask_args
+from skillc.runtime.words.vocab import Suspension
 
-KEY_ENV = "SKILLC_AUDIT_KEY"  # read by the config layer (runtime/config.py audit_key), never here
+KEY_ENV = "SKILLC_AUDIT_KEY"  # read by the config layer (runtime/outside/config.py audit_key), never here
 _ANCHOR = "skillc-trace-anchor\0"
 TRIGGERS = frozenset({EventName.NODE_SUSPENDED, EventName.NODE_RESUMED, EventName.WRITE_SETTLED})
 _WHO_FIELDS = ("userId", "memberId", "organId")

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillc.runtime.events import EventName
-from skillc.runtime import trace as trace_mod
+from skillc.runtime.words.events import EventName
+from skillc.runtime.telemetry import trace as trace_mod
 from skillc.runtime.telemetry.metrics import REGISTRY, Registry, record_event, tool_label
 
 

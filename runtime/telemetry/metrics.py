@@ -21,9 +21,9 @@ import threading
 from bisect import bisect_left
 from typing import Any
 
-from skillc.runtime.events import EventName
-from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import EvidenceStatus
+from skillc.runtime.words.events import EventName
+from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.words.vocab import EvidenceStatus
 
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 ROUTES = {"call": "direct", "verify": "verify", "user": "user"}

@@ -27,10 +27,10 @@ from typing import Any
 from opentelemetry import trace as ot
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from skillc.runtime.events import EventName
+from skillc.runtime.words.events import EventName
 from skillc.runtime.telemetry.metrics import tool_outcome
 from skillc.runtime.telemetry.otel_calls import ChatSpan, ToolSpan, client_span, model_attributes
-from skillc.runtime.vocab import Decision, NodeStatus, TaskStatus
+from skillc.runtime.words.vocab import Decision, NodeStatus, TaskStatus
 
 TURN_WORKFLOW = "skillc.turn"  # gen_ai.workflow.name of a turn's span
 _PLANNING = ("route", "intent", "plan")

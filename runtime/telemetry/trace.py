@@ -34,9 +34,9 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Protocol
 
-from skillc.runtime.events import EventName
+from skillc.runtime.words.events import EventName
 from skillc.runtime.telemetry.audit import AuditChain
-from skillc.runtime import jsontext
+from skillc.runtime.text import jsontext
 
 FLUSH_EVERY = 256  # buffered trace lines at most between stopping points
 # A call reaching the outside world is written at once: after a crash mid-call the file still

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from skillc.runtime import jsontext
-from skillc.runtime.errors import SkillcError
+from skillc.runtime.text import jsontext
+from skillc.runtime.words.errors import SkillcError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BITS_PER_DIGIT = math.log2(10)

@@ -7,7 +7,7 @@ same values everywhere. Where it would differ, the standard library does the wor
 - integers past 64 bits: orjson refuses to encode them and decodes them as floats (precision
   silently lost), so a text with a run of 19 or more digits is decoded by the standard library;
 - lone surrogates, NaN/Infinity literals, numbers past a double's range: orjson refuses them, the
-  standard library reads them and the border (runtime/border.py) decides;
+  standard library reads them and the border (runtime/text/border.py) decides;
 - anything orjson cannot encode (a datetime, a dataclass, an object): `str()` of it, as before.
 
 Two differences stay, both on values the border never lets in: a non-finite float is encoded as

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from skillc.runtime.vocab import Word
+from skillc.runtime.words.vocab import Word
 
 
 class SkillcError(Exception):

@@ -8,7 +8,7 @@ telemetry, the CLI renderer, the scenario checker) name a type only through this
 """
 from __future__ import annotations
 
-from skillc.runtime.vocab import Word
+from skillc.runtime.words.vocab import Word
 
 
 class EventName(Word):

@@ -48,7 +48,7 @@ class Action(Word):
 
 
 class Op(Word):
-    """success.op (§6.1), and skillc's MATCHES (a text pattern, runtime/textpattern.py)."""
+    """success.op (§6.1), and skillc's MATCHES (a text pattern, runtime/compiled/textpattern.py)."""
 
     EQ = "EQ"
     NE = "NE"
@@ -123,7 +123,7 @@ class TaskStatus(Word):
 
 
 class Effect(Word):
-    """What a call's result makes of its node beyond the observation (runtime/node.py `after_call`)."""
+    """What a call's result makes of its node beyond the observation (runtime/loop/node.py `after_call`)."""
 
     SUSPEND = "suspend"  # the user is asked (a follow-up, an approval): the node suspends
     FINISH = "finish"  # builtin_node_finish: the node is DONE

@@ -20,7 +20,7 @@ CHAIN = """skillc bench/chain.py  (n=300, best of 3; python 3.11.7)
 
 target chain overhead <= 5% of the in-process round trip: 8.0%  MISSED
    ncalls  tottime  percall  cumtime  percall filename:lineno(function)
-      600    0.005    0.000    0.013    0.000 /work/main/runtime/border.py:73(check)
+      600    0.005    0.000    0.013    0.000 /work/main/runtime/text/border.py:73(check)
 """
 TURNS = """sessions (1 turn, 1 task, 5 tool calls)              200
 turns per second                                        153.0

@@ -11,7 +11,7 @@ from typing import Any
 
 from skillc.runtime.replay import JudgeOptions, judge
 from skillc.runtime.replay.openai_format import _conversation
-from skillc.runtime.vocab import Verdict
+from skillc.runtime.words.vocab import Verdict
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "replay.py"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from skillc.runtime.errors import ERRORS
+from skillc.runtime.words.errors import ERRORS
 from skillc.runtime.mcp import McpGateway
 from skillc.scenario import build_canned_server
 

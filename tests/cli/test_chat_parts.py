@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from skillc.chat_loop import HELP_TEXT, converse, greet, run_command, take_turn
-from skillc.runtime.errors import SessionBusy
+from skillc.runtime.words.errors import SessionBusy
 from skillc.runtime.store import StoreCorrupt
 
 APPROVAL = {"kind": "APPROVAL", "question": "Create the article?"}

@@ -132,7 +132,7 @@ def test_a_resumed_chat_appends_to_its_trace_and_the_chain_holds(tmp_path: Path,
     """`--trace` is appended to: a session resumed in a new chat with the same file continues its
     audit chain there, and the file verifies as one chain."""
     from skillc.runtime.telemetry.audit import verify
-    from skillc.runtime.trace import iter_events
+    from skillc.runtime.telemetry.trace import iter_events
 
     monkeypatch.delenv("SKILLC_AUDIT_KEY", raising=False)
     trace = tmp_path / "trace.jsonl"

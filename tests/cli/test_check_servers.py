@@ -106,7 +106,7 @@ def test_two_servers_with_one_tool_name_is_the_error_serve_refuses(tmp_path: Pat
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     import asyncio
 
-    from skillc.runtime.config import load_config
+    from skillc.runtime.outside.config import load_config
     from skillc.runtime.mcp.gateway import GatewayConfigError, McpGateway
 
     config = _things_studio(tmp_path, {"tools": {"thing_list": {}}}, _annotated("left") + _annotated("right"))

@@ -1,6 +1,6 @@
 """Finding 6: a URL's user and password never leave the process. `[studio] source =
 "http://user:pw@host"` was shown whole by the unauthenticated /readyz, in every studio-stale event
-and in the trace; one function (runtime/redact.py) now masks them wherever a URL is printed."""
+and in the trace; one function (runtime/outside/redact.py) now masks them wherever a URL is printed."""
 from __future__ import annotations
 
 import asyncio
@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from skillc.runtime.redact import redact_urls
+from skillc.runtime.outside.redact import redact_urls
 
 from helpers.asgi_app import ALICE, serving
 

@@ -77,7 +77,7 @@ def test_provider_cycle(tmp_path: Path) -> None:
 
 
 def _graph(out: Path, agent: str):  # noqa: ANN202
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     return load_compiled(out).agents[agent].graph
 

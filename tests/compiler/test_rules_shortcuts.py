@@ -13,9 +13,9 @@ import pytest
 
 from skillc.compiler.rules_eval import eval_expression, show
 from skillc.runtime import cel
-from skillc.runtime.rules import Scope, judge
-from skillc.runtime.skillmeta import RuleMeta
-from skillc.runtime.vocab import RuleStatus
+from skillc.runtime.call.rules import Scope, judge
+from skillc.runtime.compiled.skillmeta import RuleMeta
+from skillc.runtime.words.vocab import RuleStatus
 
 # a value of every kind a rule can meet
 KINDS: list[Any] = [None, True, False, 0, 1, -3, 0.0, 1.0, math.nan, math.inf, Decimal("1"), "", "a", "b", "A",
@@ -178,7 +178,7 @@ def test_decimals_order_as_cel_does_and_ints_keep_their_exponent() -> None:
 def test_all_and_exists_over_a_list_absorb_errors_as_cel_does_wherever_the_error_is(kind: str) -> None:
     from itertools import product
 
-    from skillc.runtime.cel_logic import _quantified
+    from skillc.runtime.compiled.cel_logic import _quantified
 
     def pred(v: Any) -> Any:  # an item is its condition's value; "e" cannot be decided
         if v == "e":

@@ -12,7 +12,7 @@ import pytest
 
 from skillc.compiler.sources import load_studio, studio_from_mapping, write_studio_sqlite
 from skillc.main import run as skillc
-from skillc.runtime.loader import load_compiled
+from skillc.runtime.compiled.loader import load_compiled
 
 STUDIO = Path(__file__).resolve().parents[2] / "examples" / "studio"
 TAG = "cms.article.tag"

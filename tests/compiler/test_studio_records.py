@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillc.main import run as skillc
-from skillc.runtime.loader import load_compiled
+from skillc.runtime.compiled.loader import load_compiled
 
 STUDIO = Path(__file__).resolve().parents[2] / "examples" / "studio"
 

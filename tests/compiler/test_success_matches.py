@@ -13,7 +13,7 @@ import pytest
 from skillc.compiler import ir
 from skillc.compiler.codegen import generate_module
 from skillc.compiler.frontend import check_skill
-from skillc.runtime.textpattern import compile_pattern, op_matches, pattern_problem
+from skillc.runtime.compiled.textpattern import compile_pattern, op_matches, pattern_problem
 
 SEARCHES = [
     ("^Booking confirmed", "Booking confirmed: R1", True), ("confirmed$", "Booking confirmed", True),

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from skillc.compiler import build, ir
-from skillc.runtime.loader import ProviderInput, load_compiled
+from skillc.runtime.compiled.loader import ProviderInput, load_compiled
 
 
 def _skill(key: str, contract: dict[str, Any]) -> ir.SkillProfile:

@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse
 from starlette.testclient import TestClient
 
 from skillc.runtime import support as rt
-from skillc.runtime.loader import load_compiled
+from skillc.runtime.compiled.loader import load_compiled
 
 # The console is a route module of the server package (docs/API.md section 9).
 console = pytest.importorskip("skillc.runtime.server.console", reason="the server package is not in this checkout")

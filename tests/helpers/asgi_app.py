@@ -163,7 +163,7 @@ async def serving(tmp: Path, compiled: Path, *, extra: str = "", dev: bool = Fal
     """`create_app` of the compiled studio at `compiled` (or of `source`), its lifespan running
     meanwhile; `before(app)` runs before the lifespan starts."""
     from skillc.compile_on_load import compile_on_load
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.server import create_app
 
     tools = sorted({t for m in load_compiled(compiled).skills.values() for t in m.SKILL.tool_names}) \

@@ -43,9 +43,9 @@ def _kind(session: Any, reply: Any) -> str:
 async def run(job: dict[str, Any]) -> None:
     """Open the runtime, play the turns, die at job["kill_at"]."""
     from skillc.runtime import durable
-    from skillc.runtime.errors import CallerError
-    from skillc.runtime.config import McpServerConfig, Settings
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.words.errors import CallerError
+    from skillc.runtime.outside.config import McpServerConfig, Settings
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime

@@ -9,7 +9,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterable
 
-from skillc.runtime.config import Settings
+from skillc.runtime.outside.config import Settings
 from skillc.runtime.session import Runtime, Session
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo
 from skillc.runtime.model.base import ModelRequest, ModelResponse, ToolCall
@@ -78,7 +78,7 @@ class Harness:
         if compiled is None:
             from skillc.compiler.build import compile_studio
             from skillc.compiler.sources import studio_from_mapping
-            from skillc.runtime.loader import load_compiled
+            from skillc.runtime.compiled.loader import load_compiled
 
             compile_studio(studio_from_mapping(studio, origin="test"), tmp / "compiled")
             compiled = load_compiled(tmp / "compiled")

@@ -22,13 +22,13 @@ from typing import Any
 
 async def run(job: dict[str, Any]) -> None:
     """Open the runtime and play every turn of the job."""
-    from skillc.runtime.config import McpServerConfig, Settings
+    from skillc.runtime.outside.config import McpServerConfig, Settings
     from skillc.runtime.session import Runtime
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.store import Store
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
 
     trace = TraceWriter(job["trace"])
     session_ref: dict[str, Any] = {}

@@ -15,13 +15,13 @@ from typing import Any
 
 async def run(compiled: str, store_path: str, trace_path: str, records: str) -> None:
     from helpers.ledger import PLATFORM, POST, SERVER, USER
-    from skillc.runtime.config import Settings
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime
     from skillc.runtime.store import open_store
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
 
     spec = importlib.util.spec_from_file_location("skillc_test_ledger_server_kill", SERVER)
     assert spec is not None and spec.loader is not None

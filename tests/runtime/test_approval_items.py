@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from skillc.runtime.gate import approval_summary, approval_tables
+from skillc.runtime.call.gate import approval_summary, approval_tables
 from skillc.runtime.server.interrupts import interrupt_of
-from skillc.runtime.skillmeta import ArgMeta, ToolMeta
+from skillc.runtime.compiled.skillmeta import ArgMeta, ToolMeta
 
 from helpers.node_harness import PLATFORM, Harness, agent, skill, step
 

@@ -11,7 +11,7 @@ from helpers.telemetry_scenario import run_async, SECRET, write_scenario
 from skillc.commands import audit as audit_cmd
 from skillc.main import run as cli_run
 from skillc.runtime.telemetry.audit import AuditChain, verify
-from skillc.runtime.trace import TraceWriter, iter_events
+from skillc.runtime.telemetry.trace import TraceWriter, iter_events
 from skillc.scenario.runner import run_scenario
 
 

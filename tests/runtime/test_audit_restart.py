@@ -15,7 +15,7 @@ import pytest
 from skillc.main import run as cli_run
 from skillc.runtime.store import open_store
 from skillc.runtime.telemetry.audit import verify
-from skillc.runtime.trace import TraceWriter, iter_events
+from skillc.runtime.telemetry.trace import TraceWriter, iter_events
 from helpers.ledger import APPROVE, FINISH, PLATFORM, POST, SERVER, compile_ledger
 
 
@@ -26,8 +26,8 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 async def _process(compiled: Path, tmp: Path, trace_path: Path, turn: Any) -> None:
     """One "process": a runtime over the store file and the trace file (appended to), one turn."""
-    from skillc.runtime.config import Settings
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime

@@ -1,4 +1,4 @@
-"""runtime/border.py: hostile values are refused with the reason and where, repaired for display."""
+"""runtime/text/border.py: hostile values are refused with the reason and where, repaired for display."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillc.runtime import border
-from skillc.runtime.border import Limits, Refused
+from skillc.runtime.text import border
+from skillc.runtime.text.border import Limits, Refused
 
 SMALL = Limits(max_depth=8, max_string=50, max_int_digits=20, max_items=100, max_text=2000)
 

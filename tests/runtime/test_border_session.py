@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillc.runtime import border
-from skillc.runtime.config import Settings
+from skillc.runtime.text import border
+from skillc.runtime.outside.config import Settings
 from skillc.runtime.mcp.result import CallOutcome
 from skillc.runtime.model.base import ModelRequest, ModelResponse, ToolCall
 from skillc.runtime.model.double import ModelDouble
 from skillc.runtime.session import Runtime
 from skillc.runtime.store import Store
-from skillc.runtime.trace import TraceWriter
+from skillc.runtime.telemetry.trace import TraceWriter
 from helpers.node_harness import PLATFORM, START, FakeGateway, agent, skill
 
 CONTRACT = """
@@ -77,7 +77,7 @@ hostile_responses = st.one_of(st.sampled_from(HOSTILE_VALUES).map(lambda v: {"co
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     out = tmp_path_factory.mktemp("border") / "compiled"
     compile_studio(studio_from_mapping(STUDIO, origin="border"), out)

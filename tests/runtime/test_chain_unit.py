@@ -1,5 +1,5 @@
-"""Unit tests of the tool-call chain (runtime/chain.py), the write gate (runtime/gate.py) and the
-BindContext (runtime/context.py), with real generated modules and a real Session over a scripted
+"""Unit tests of the tool-call chain (runtime/call/chain.py), the write gate (runtime/call/gate.py) and the
+BindContext (runtime/call/context.py), with real generated modules and a real Session over a scripted
 gateway: spec §5.3-§5.5, §6, §13, §14.1, §14.2, §14.4.
 """
 from __future__ import annotations
@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 
 from skillc.runtime import support as rt
-from skillc.runtime.chain import run_chain
-from skillc.runtime.config import Settings
-from skillc.runtime.context import NodeContext, upstream_order
+from skillc.runtime.call.chain import run_chain
+from skillc.runtime.outside.config import Settings
+from skillc.runtime.call.context import NodeContext, upstream_order
 from skillc.runtime.session import Runtime
-from skillc.runtime.errors import code_of
-from skillc.runtime.gate import approval_needed, approval_summary, idempotency_key, path_text
-from skillc.runtime.indexes import Indexes
+from skillc.runtime.words.errors import code_of
+from skillc.runtime.call.gate import approval_needed, approval_summary, idempotency_key, path_text
+from skillc.runtime.seam.indexes import Indexes
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo
-from skillc.runtime.state import Evidence, FollowUp, NodeState, SessionState, TaskState
+from skillc.runtime.seam.state import Evidence, FollowUp, NodeState, SessionState, TaskState
 from skillc.runtime.store import Store
 from skillc.runtime.turn_env import TurnEnv
 
@@ -38,7 +38,7 @@ def compile_skill(contract: dict[str, Any], tool_names: list[str], *, key: str =
     """The generated validator module of one skill, compiled by the real compiler."""
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     studio = studio_from_mapping({
         "agents": [{"agent_code": "a", "agent_name": "A", "identity_desc": "i", "mission_desc": "m",
@@ -446,7 +446,7 @@ def test_approval_summary_hides_nested_platform_args() -> None:
     assert path_text((("k", "lines"), ("e",), ("k", "code"))) == "lines[].code"
 
 
-# ---------------------------------------------------------------- runtime/context.py
+# ---------------------------------------------------------------- runtime/call/context.py
 
 
 def _ev(eid: str, node: str, values: dict, *, status: str = "SUCCESS", ok_: bool | None = True) -> Evidence:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from skillc.runtime.config import (
+from skillc.runtime.outside.config import (
     DEFAULT_PLATFORM_HIDDEN,
     ConfigError,
     McpServerConfig,
@@ -114,7 +114,7 @@ def test_server_table_and_studio_url_are_known(tmp_path: Path, caplog: pytest.Lo
     text = ('[studio]\nurl = "http://studio.internal:8780"\n[server]\nhost = "0.0.0.0"\nport = 9000\n'
             'auth = "dev"\nsecret_env = "GW"\nclock_skew = "60s"\nshutdown_grace = "5s"\n'
             'trace_dir = "traces"\nstudio_refresh = "1s"\nstudio_timeout = "2s"\ncors_origins = []\n')
-    with caplog.at_level("WARNING", logger="skillc.runtime.config"):
+    with caplog.at_level("WARNING", logger="skillc.runtime.outside.config"):
         config = load_config(write(tmp_path, text))
     assert config.warnings == [] and caplog.records == []
     assert config.studio.url == "http://studio.internal:8780"
@@ -225,7 +225,7 @@ def test_a_missing_config_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.
     import asyncio
 
     from skillc.runtime import open_runtime
-    from skillc.runtime.config import ConfigError
+    from skillc.runtime.outside.config import ConfigError
 
     monkeypatch.chdir(tmp_path)
 

@@ -156,13 +156,13 @@ async def _reopen_and_settle(compiled: Path, store_path: Path,
                              records: Path) -> tuple[list[dict[str, Any]], str, str]:
     """Process two (this one): reopen the store, check the write, play the next turn.
     Returns (trace events, the evidence status after reopening, the same status read back from disk)."""
-    from skillc.runtime.config import Settings
+    from skillc.runtime.outside.config import Settings
     from skillc.runtime.session import Runtime
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.store import Store
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
 
     trace = TraceWriter(keep=True)
     holder: dict[str, Any] = {}

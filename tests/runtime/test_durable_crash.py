@@ -68,8 +68,8 @@ def _process_one(compiled: Path, tmp: Path, kill_at: str, backend: str) -> str:
 
 
 async def _process_two(store_path: str, compiled: Path, records: Path) -> tuple[str, list[str]]:
-    from skillc.runtime.config import Settings
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime

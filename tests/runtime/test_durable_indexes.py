@@ -1,4 +1,4 @@
-"""runtime/indexes.py answers exactly what a scan of every record answers (hypothesis), and the
+"""runtime/seam/indexes.py answers exactly what a scan of every record answers (hypothesis), and the
 intent prompt rendered once per studio version is the prompt rendered every time."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillc.runtime.context import _nodes, _same
-from skillc.runtime.indexes import Indexes, entity_index, evidence_index
-from skillc.runtime.state import Evidence, SessionState
+from skillc.runtime.call.context import _nodes, _same
+from skillc.runtime.seam.indexes import Indexes, entity_index, evidence_index
+from skillc.runtime.seam.state import Evidence, SessionState
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([1.0, 2.5, -0.0]),
                     st.sampled_from(["a", "b", "1", "True", ""]))
@@ -83,7 +83,7 @@ def test_the_entity_index_finds_what_a_scan_finds(first: list[Any], more: list[A
 
 
 def test_the_intent_prompt_is_rendered_once_per_studio_version() -> None:
-    from skillc.runtime import prompting
+    from skillc.runtime.loop import prompting
 
     calls: list[int] = []
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from skillc.runtime.errors import SessionBusy, SessionUnavailable
+from skillc.runtime.words.errors import SessionBusy, SessionUnavailable
 from pg_cluster import BACKENDS, execute, store_target
 from skillc.runtime.store import Store, StoreCorrupt, open_store
 from helpers.ledger import APPROVE, FINISH, PLATFORM, POST, SERVER, USER, compile_ledger
@@ -57,8 +57,8 @@ class World:
         self.ledger = _ledger_module()
 
     async def runtime(self, **kw: Any) -> tuple[Any, Any, Any]:
-        from skillc.runtime.config import Settings
-        from skillc.runtime.loader import load_compiled
+        from skillc.runtime.outside.config import Settings
+        from skillc.runtime.compiled.loader import load_compiled
         from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
         from skillc.runtime.model.scripted import ScriptedModel
         from skillc.runtime.session import Runtime
@@ -381,7 +381,7 @@ def test_a_reopened_session_holds_its_active_tasks_evidence_only(compiled: Path,
     # Reopening (a restart, another worker taking the session) must not read every record the
     # session ever made, nor a live session keep them all: earlier tasks' evidence stays in the
     # store, still found by id.
-    from skillc.runtime import builtins
+    from skillc.runtime.loop import builtins
 
     world = World(compiled, tmp_path, BYPASS, backend)
 

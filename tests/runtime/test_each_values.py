@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from skillc.runtime.paths import MISSING, each_values, get_path, has_value, parse_path, split_each
+from skillc.runtime.compiled.paths import MISSING, each_values, get_path, has_value, parse_path, split_each
 
 
 def by_get_path(args: dict, parts: tuple) -> list[Any] | None:

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillc.runtime import envtools
-from skillc.runtime.envtools import EnvToolError, run
+from skillc.runtime.loop import envtools
+from skillc.runtime.loop.envtools import EnvToolError, run
 
 NOW = 1796048759.0  # 2026-11-30 14:25:59 UTC, a Monday
 CST = timezone(timedelta(hours=8))

@@ -7,19 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from skillc.runtime import vocab
-from skillc.runtime.errors import ERRORS, ErrorName, SkillcError, code_of
+from skillc.runtime.words import vocab
+from skillc.runtime.words.errors import ERRORS, ErrorName, SkillcError, code_of
 
 USER_FACING = [
     ("skillc.runtime.model.base", "ModelError"),
-    ("skillc.runtime.config", "ConfigError"),
-    ("skillc.runtime.loader", "CompiledStudioError"),
+    ("skillc.runtime.outside.config", "ConfigError"),
+    ("skillc.runtime.compiled.loader", "CompiledStudioError"),
     ("skillc.runtime.store.base", "StoreError"),
     ("skillc.runtime.mcp.gateway", "GatewayConfigError"),
-    ("skillc.runtime.planner", "PlanningFailed"),
-    ("skillc.runtime.errors", "CallerError"),
-    ("skillc.runtime.errors", "SessionBusy"),
-    ("skillc.runtime.border", "Refused"),
+    ("skillc.runtime.graph.planner", "PlanningFailed"),
+    ("skillc.runtime.words.errors", "CallerError"),
+    ("skillc.runtime.words.errors", "SessionBusy"),
+    ("skillc.runtime.text.border", "Refused"),
     ("skillc.runtime.server.errors", "ApiError"),
     ("skillc.runtime.server.studio_feed", "StudioUnavailable"),
     ("skillc.compiler.sources", "SourceError"),
@@ -76,7 +76,7 @@ def _runtime_sources(*skip: str) -> list[tuple[str, str]]:
 def test_runtime_spells_no_error_name_outside_errors_py() -> None:
     # every runtime module names errors through ErrorName, never as bare strings
     names = "|".join(sorted(ERRORS, key=len, reverse=True))
-    found = [f"{path}: {m.group(0)}" for path, text in _runtime_sources("errors.py")
+    found = [f"{path}: {m.group(0)}" for path, text in _runtime_sources("words/errors.py")
              for m in re.finditer(rf'"({names})"', text)]
     assert not found, found
 
@@ -90,14 +90,14 @@ def test_runtime_compares_no_status_as_a_bare_string() -> None:
     effects = "|".join(vocab.Effect)
     patterns = [rf'(==|!=)\s*"({alt})"', rf'\bin \(("[A-Z_]+", )*"({alt})"',
                 rf'\b(state|status|kind|suspended)\s*=\s*"({alt})"', rf'\beffect\s*(==|=)\s*"({effects})"']
-    found = [f"{path}: {m.group(0)}" for path, text in _runtime_sources("vocab.py") for pattern in patterns
+    found = [f"{path}: {m.group(0)}" for path, text in _runtime_sources("words/vocab.py") for pattern in patterns
              for m in re.finditer(pattern, text)]
     assert not found, found
 
 
 def test_a_stored_status_comes_back_as_its_word() -> None:
     # a record rebuilt from a stored document holds the vocab word, equal to the stored text
-    from skillc.runtime.state import Evidence, node_from_doc, task_from_doc
+    from skillc.runtime.seam.state import Evidence, node_from_doc, task_from_doc
 
     node = node_from_doc({"id": "n1", "task": "t1", "skill": "k", "kind": "delegate", "state": "SUSPENDED",
                           "suspended": "APPROVAL"})
@@ -117,8 +117,8 @@ def test_a_record_holding_words_is_stored_as_the_same_text() -> None:
     # and by the standard library's encoder (jsontext's fallback, the trace's canonical form)
     import json
 
-    from skillc.runtime import jsontext
-    from skillc.runtime.state import NodeState, to_doc
+    from skillc.runtime.text import jsontext
+    from skillc.runtime.seam.state import NodeState, to_doc
 
     node = NodeState(id="n1", task="t1", skill="k", kind=vocab.NodeKind.PROVIDER, state=vocab.NodeStatus.SUSPENDED,
                      suspended=vocab.Suspension.VERIFY)

@@ -1,4 +1,4 @@
-"""Trace event types are spelled once (runtime/events.py): the reference's table of event types
+"""Trace event types are spelled once (runtime/words/events.py): the reference's table of event types
 lists exactly them, no runtime or CLI module spells one as a bare string, and a vocab word keeps
 a trace line byte-identical to the plain string's."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import skillc.runtime
-from skillc.runtime import jsontext
-from skillc.runtime.events import EVENT_NAMES, EventName
+from skillc.runtime.text import jsontext
+from skillc.runtime.words.events import EVENT_NAMES, EventName
 
 ROOT = Path(skillc.runtime.__file__).parent.parent
 REFERENCE = ROOT / "docs" / "reference" / "scenarios.md"
@@ -28,7 +28,7 @@ def test_no_module_spells_an_event_type() -> None:
     spelled = []
     for folder in ("runtime", "cli"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path.name == "events.py" and path.parent.name == "runtime":
+            if path == ROOT / "runtime" / "words" / "events.py":
                 continue
             for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 code = line.split("#", 1)[0]

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillc.runtime import builtins
-from skillc.runtime.config import Settings
+from skillc.runtime.loop import builtins
+from skillc.runtime.outside.config import Settings
 from skillc.runtime.session import Runtime
 from skillc.runtime.model.base import ModelError, ModelRequest, ModelResponse, ToolCall
 from skillc.runtime.model.double import ModelDouble
 from skillc.runtime.store import Store
-from skillc.runtime.trace import TraceWriter
+from skillc.runtime.telemetry.trace import TraceWriter
 from helpers.node_harness import PLATFORM, START, FakeGateway, agent, skill
 
 EXHAUSTED = "fuzz script exhausted"
@@ -165,7 +165,7 @@ class Responder:
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     out = tmp_path_factory.mktemp("fuzz") / "compiled"
     compile_studio(studio_from_mapping(STUDIO, origin="fuzz"), out)

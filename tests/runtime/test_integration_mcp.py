@@ -43,11 +43,11 @@ class Run:
     """A Runtime over real stdio servers, a scripted model and a SQLite store, with its trace."""
 
     def __init__(self, compiled: Any, servers: dict[str, Any], store: Path, settings: dict[str, Any]) -> None:
-        from skillc.runtime.config import Settings
+        from skillc.runtime.outside.config import Settings
         from skillc.runtime.mcp.gateway import McpGateway
         from skillc.runtime.model.scripted import ScriptedModel
         from skillc.runtime.store import Store
-        from skillc.runtime.trace import TraceWriter
+        from skillc.runtime.telemetry.trace import TraceWriter
 
         self.trace = TraceWriter(keep=True)
         self.model = ScriptedModel()
@@ -99,7 +99,7 @@ def _articles(db: Path, title: str) -> list[tuple[int, int, int, str]]:
 
 async def test_cms_scenario_01_creates_a_real_row_and_replays_the_repeat(tmp_path: Path) -> None:
     import skillc.generated
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     db = tmp_path / "cms.sqlite"
     servers = {"cms": {"command": sys.executable, "args": ["-m", "skillc.examples.cms_server"], "env": {"CMS_DB": str(db)}}}
@@ -192,7 +192,7 @@ def _git(repo: Path, *args: str) -> str:
 @pytest.mark.skipif(not HAS_GIT_SERVER, reason="mcp-server-git is not installed (pip install mcp-server-git)")
 async def test_git_server_commits_a_file_for_real(tmp_path: Path) -> None:
     from skillc.compiler.build import compile_studio
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     repo = tmp_path / "repo"
     repo.mkdir()

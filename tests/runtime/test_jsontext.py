@@ -1,4 +1,4 @@
-"""runtime/jsontext.py: orjson's speed, the standard library's values."""
+"""runtime/text/jsontext.py: orjson's speed, the standard library's values."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillc.runtime import jsontext
+from skillc.runtime.text import jsontext
 
 orjson = pytest.importorskip("orjson")
 

@@ -10,7 +10,7 @@ import pytest
 
 from skillc.compile_on_load import compile_on_load
 from skillc.compiler import build, ir
-from skillc.runtime.loader import CompiledStudioError, load_compiled
+from skillc.runtime.compiled.loader import CompiledStudioError, load_compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,7 +72,7 @@ def test_runtime_loads_generated_without_compiler_or_lark() -> None:
     code = """
 import sys
 sys.modules['lark'] = None
-from skillc.runtime.loader import load_compiled
+from skillc.runtime.compiled.loader import load_compiled
 s = load_compiled(sys.argv[1])
 assert s.skills and s.agents, s
 assert not [m for m in sys.modules if m.startswith('skillc.compiler')], sorted(sys.modules)

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_loading_a_studio_leaves_networkx_unimported_until_a_graph_is_asked_for() -> None:
     script = f"""
 import sys
-from skillc.runtime.loader import load_compiled
+from skillc.runtime.compiled.loader import load_compiled
 studio = load_compiled({str(ROOT / 'generated')!r})
 assert studio.agents, "the example studio has agents"
 assert "networkx" not in sys.modules, "loading imported networkx"

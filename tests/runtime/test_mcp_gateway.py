@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from skillc.runtime.errors import ERRORS
+from skillc.runtime.words.errors import ERRORS
 from skillc.runtime.mcp import GatewayConfigError, InProcessServer, McpGateway
 
 SERVER = str(Path(__file__).parents[1] / "helpers" / "mcp_servers" / "basic_server.py")

@@ -11,7 +11,7 @@ from typing import Any
 from helpers.node_harness import Harness, agent, choice, skill, step
 
 from skillc.runtime import support as rt
-from skillc.runtime.completion import finish_check
+from skillc.runtime.loop.completion import finish_check
 
 FIRST = """{ "outputs": { "title": { "sources": ["USER"] }, "articleId": { "sources": ["USER"] } } }"""
 SECOND = """{
@@ -106,7 +106,7 @@ def test_finish_refuses_a_required_output_whose_source_is_not_allowed(tmp_path: 
 
 
 def test_dangling_tool_calls_are_answered_after_a_crash() -> None:
-    from skillc.runtime.node import answer_dangling_calls
+    from skillc.runtime.loop.node import answer_dangling_calls
 
     messages = [
         {"role": "system", "content": "s"},

@@ -6,7 +6,7 @@ import random
 
 import networkx as nx
 
-from skillc.runtime.planner import PlannedNode, _topological_order
+from skillc.runtime.graph.planner import PlannedNode, _topological_order
 
 
 def _reference(nodes: list[PlannedNode]) -> dict[str, int] | None:

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from helpers.node_harness import Harness
 
-from skillc.runtime.completion import resolve_target
-from skillc.runtime.prompting import node_system_prompt, tool_specs
-from skillc.runtime.state import NodeState, TaskState
+from skillc.runtime.loop.completion import resolve_target
+from skillc.runtime.loop.prompting import node_system_prompt, tool_specs
+from skillc.runtime.seam.state import NodeState, TaskState
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDIO = ROOT / "examples" / "studio"
@@ -28,7 +28,7 @@ SKILLS = sorted(p.name for p in (STUDIO / "skills").iterdir() if (p / "contract.
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from skillc.compiler.build import compile_studio
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     out = tmp_path_factory.mktemp("studio") / "compiled"
     compile_studio(STUDIO, out)

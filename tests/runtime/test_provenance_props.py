@@ -1,5 +1,5 @@
 """Property tests of provenance decisions (§5.3) with real generated check functions and the real
-BindContext (runtime/context.py), plus idempotency keys (§14.2) and §6.1 EQ.
+BindContext (runtime/call/context.py), plus idempotency keys (§14.2) and §6.1 EQ.
 
 Main property: when MODEL is not allowed, a value found in none of the allowed sources is never
 accepted: it becomes ASK_USER when USER is allowed, otherwise PARAM_PROVENANCE_REJECTED; and a
@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from skillc.runtime import support as rt
-from skillc.runtime.config import Settings
-from skillc.runtime.context import NodeContext
-from skillc.runtime.gate import idempotency_key
-from skillc.runtime.indexes import Indexes
-from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
+from skillc.runtime.outside.config import Settings
+from skillc.runtime.call.context import NodeContext
+from skillc.runtime.call.gate import idempotency_key
+from skillc.runtime.seam.indexes import Indexes
+from skillc.runtime.seam.state import Evidence, NodeState, SessionState, TaskState
 
 KINDS = ("USER", "EVIDENCE", "NODE_OUTPUT", "SHARED", "SESSION", "PRIOR_TASK")
 SUBSETS = [c for r in range(1, len(KINDS) + 1) for c in itertools.combinations(KINDS, r)]
@@ -39,7 +39,7 @@ def module() -> Any:
     """One skill with a tool per non-empty subset of the non-MODEL sources, each with one arg `p`."""
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     tools = {tool_name(s): {"args": {"p": {"sources": list(s)}}} for s in SUBSETS}
     studio = studio_from_mapping({

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from helpers.transcripts import FOUND, VOID, VOIDED, answer, call, judged, say, user
 
-from skillc.runtime import chain
-from skillc.runtime.config import Settings
-from skillc.runtime.errors import ErrorName
-from skillc.runtime.vocab import Verdict
+from skillc.runtime.call import chain
+from skillc.runtime.outside.config import Settings
+from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.words.vocab import Verdict
 
 CONVERSATION = [
     user("Void invoice INV-9 please, reason: duplicate"),

@@ -6,7 +6,7 @@ import pytest
 
 from skillc.runtime.replay.confirmation import read
 from skillc.runtime.replay.recorded import UserMessage
-from skillc.runtime.vocab import Reading
+from skillc.runtime.words.vocab import Reading
 
 
 @pytest.mark.parametrize(("text", "reading"), [

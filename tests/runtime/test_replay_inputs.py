@@ -13,7 +13,7 @@ from helpers.transcripts import FOUND, answer, call, user
 
 from skillc.runtime.replay.run import read_any
 from skillc.runtime.replay.recorded import Conversation, RecordedCall, TextReply, Unreadable, UserMessage
-from skillc.runtime.vocab import Pairing
+from skillc.runtime.words.vocab import Pairing
 
 MESSAGES = [{"role": "system", "content": "be exact"}, user("find INV-9"),
             call("a", "inv_invoice_find", {"invoiceNo": "INV-9"}), answer("a", FOUND),

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from skillc.compiler.build import compile_studio
-from skillc.runtime import chain
-from skillc.runtime.loader import load_compiled
+from skillc.runtime.call import chain
+from skillc.runtime.compiled.loader import load_compiled
 from skillc.runtime.replay import JudgeOptions, judge
 from skillc.runtime.replay.run import read_any
 from skillc.runtime.replay.recorded import Conversation
-from skillc.runtime.vocab import Verdict
+from skillc.runtime.words.vocab import Verdict
 
 RETAIL = Path(__file__).resolve().parents[2] / "examples" / "retail"
 

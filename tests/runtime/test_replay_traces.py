@@ -12,7 +12,7 @@ from skillc.main import run as skillc
 from skillc.runtime.replay import JudgeOptions, judge
 from skillc.runtime.replay.recorded import Conversation, RecordedCall, UserMessage
 from skillc.runtime.replay.run import read_any
-from skillc.runtime.vocab import Pairing, Reading, Verdict
+from skillc.runtime.words.vocab import Pairing, Reading, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 PLATFORM = {"userId": 7, "organId": 9, "deptPath": "/1/9"}

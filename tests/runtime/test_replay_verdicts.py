@@ -11,7 +11,7 @@ from helpers.transcripts import FOUND, VOID, VOIDED, answer, call, calls, judged
 
 from skillc.runtime.replay import JudgeOptions, judge
 from skillc.runtime.replay.openai_format import _conversation
-from skillc.runtime.vocab import Pairing, Reading, Verdict
+from skillc.runtime.words.vocab import Pairing, Reading, Verdict
 
 
 def test_an_invented_invoice_number_is_refused_and_later_verdicts_are_counterfactual(compiled_example: Any) -> None:

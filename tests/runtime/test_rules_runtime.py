@@ -1,4 +1,4 @@
-"""The runtime half of rules (runtime/rules.py): what a rule's scope answers (evidence by tool,
+"""The runtime half of rules (runtime/call/rules.py): what a rule's scope answers (evidence by tool,
 newest first; latest; origin) and `judge`, which runs every rule and fails closed."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from skillc.runtime import cel
-from skillc.runtime.rules import Scope, judge
-from skillc.runtime.skillmeta import RuleMeta
-from skillc.runtime.vocab import RuleStatus
+from skillc.runtime.call.rules import Scope, judge
+from skillc.runtime.compiled.skillmeta import RuleMeta
+from skillc.runtime.words.vocab import RuleStatus
 
 NEW = {"user": "u1", "methods": [{"id": "gift_7", "kind": "gift_card", "balance": 40}, {"id": "card_1", "kind": "card"}]}
 OLD = {"user": "u1", "methods": [{"id": "gift_7", "kind": "gift_card", "balance": 99}]}

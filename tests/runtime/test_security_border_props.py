@@ -19,15 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillc.runtime import jsontext
-from skillc.runtime.config import Settings
+from skillc.runtime.text import jsontext
+from skillc.runtime.outside.config import Settings
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo, response_json
 from skillc.runtime.model.base import ToolCall
-from skillc.runtime.node import _at_border, dispatch, record
+from skillc.runtime.loop.node import _at_border, dispatch, record
 from skillc.runtime.session import Runtime
-from skillc.runtime.state import NodeState, TaskState
+from skillc.runtime.seam.state import NodeState, TaskState
 from skillc.runtime.store import Store
-from skillc.runtime.trace import TraceWriter
+from skillc.runtime.telemetry.trace import TraceWriter
 
 from helpers.node_harness import PLATFORM, START, agent, skill
 
@@ -101,7 +101,7 @@ class Answering:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     tmp = tmp_path_factory.mktemp("props")
     compile_studio(studio_from_mapping({"agents": [agent("a", ["doc.props"])],

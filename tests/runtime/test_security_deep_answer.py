@@ -10,13 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from skillc.runtime.config import Settings
+from skillc.runtime.outside.config import Settings
 from skillc.runtime.mcp import InProcessServer, McpGateway
 from skillc.runtime.model.base import ModelRequest, ModelResponse, ToolCall
 from skillc.runtime.model.double import ModelDouble
 from skillc.runtime.session import Runtime
 from skillc.runtime.store import Store
-from skillc.runtime.trace import TraceWriter
+from skillc.runtime.telemetry.trace import TraceWriter
 
 from helpers.node_harness import PLATFORM, START, agent, skill
 
@@ -48,7 +48,7 @@ def _server(depth: int, opener: str = "[") -> Any:
 def _drive(tmp: Path, depth: int, opener: str = "[") -> tuple[list[dict[str, Any]], dict[str, Any], str]:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     compile_studio(studio_from_mapping(STUDIO, origin="deep"), tmp / "compiled")
     compiled = load_compiled(tmp / "compiled")

@@ -28,7 +28,7 @@ def _metrics_clean() -> Iterator[None]:
 
 
 def test_a_lone_surrogate_tool_name_is_a_refused_call_in_process(tmp_path: Path) -> None:
-    from skillc.runtime.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import TraceWriter
 
     h = Harness(tmp_path, {"agents": [agent("a", ["p.read"])], "skills": [skill("p.read", ["page_get"], READ)]},
                 {"page_get": {"responses": [{"code": 0}]}})

@@ -10,7 +10,7 @@ import pytest
 
 from helpers.example_session import NoTools
 from skillc.runtime import Runtime, Settings, Store, TraceWriter
-from skillc.runtime.errors import UnknownAgent
+from skillc.runtime.words.errors import UnknownAgent
 from skillc.runtime.model import ModelDouble, ModelRequest, ModelResponse, ToolCall
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers.node_harness import PLATFORM, Harness, agent, skill, step
 
-from skillc.runtime.trace import TraceWriter
+from skillc.runtime.telemetry.trace import TraceWriter
 
 READ = """{ "tools": { "page_get": { "args": { "slug": { "sources": ["MODEL"] } } } } }"""
 

@@ -6,8 +6,9 @@ import ast
 from pathlib import Path
 
 import skillc.runtime
-from skillc.runtime import paths, skillmeta, support, textpattern, values
-from skillc.runtime.paths import get_path, parse_path, path_text
+from skillc.runtime.compiled import paths, skillmeta, textpattern, values
+from skillc.runtime import support
+from skillc.runtime.compiled.paths import get_path, parse_path, path_text
 
 ROOT = Path(skillc.runtime.__file__).parent
 

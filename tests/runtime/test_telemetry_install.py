@@ -16,10 +16,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from skillc.runtime import open_runtime, telemetry
-from skillc.runtime.config import Config, TelemetryConfig
+from skillc.runtime.outside.config import Config, TelemetryConfig
 from skillc.runtime.model.scripted import ScriptedModel
 from skillc.runtime.telemetry.core import ObservedModel, Telemetry
-from skillc.runtime.trace import TraceWriter
+from skillc.runtime.telemetry.trace import TraceWriter
 from skillc.scenario.runner import run_scenario
 
 SWITCHES = ("OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_TRACES_EXPORTER", "OTEL_SDK_DISABLED",
@@ -90,7 +90,7 @@ def test_choice_comes_from_the_config_and_the_environment() -> None:
 
 
 def telemetry_choice(**fields: Any) -> Any:
-    from skillc.runtime.config import TelemetryChoice
+    from skillc.runtime.outside.config import TelemetryChoice
 
     return TelemetryChoice(**fields)
 

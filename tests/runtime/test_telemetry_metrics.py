@@ -32,7 +32,7 @@ def test_metrics_route_serves_prometheus_text() -> None:
 
 
 def test_serve_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillc.runtime.config import Config, load_config
+    from skillc.runtime.outside.config import Config, load_config
 
     for name in ("OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_TRACES_EXPORTER", "SKILLC_TELEMETRY"):
         monkeypatch.delenv(name, raising=False)

@@ -192,7 +192,7 @@ def test_traceparent_in_mcp_meta() -> None:
 
 
 def test_off_loads_no_opentelemetry(tmp_path: Path) -> None:
-    code = ("import sys\nfrom skillc.runtime.trace import TraceWriter\nw = TraceWriter()\n"
+    code = ("import sys\nfrom skillc.runtime.telemetry.trace import TraceWriter\nw = TraceWriter()\n"
             "w.emit('turn.started', session='s', turn=1, message='m')\n"
             "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "SKILLC_TELEMETRY"))}

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from skillc.runtime.chain import Call, step_arg_policy
+from skillc.runtime.call.chain import Call, step_arg_policy
 from skillc.runtime.mcp.result import ToolInfo
-from skillc.runtime.skillmeta import ArgMeta, RuleMeta, ToolMeta
+from skillc.runtime.compiled.skillmeta import ArgMeta, RuleMeta, ToolMeta
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = {"tools": {"pay": {
@@ -32,7 +32,7 @@ CONTRACT = {"tools": {"pay": {
 def _compiled(tmp: Path) -> Any:
     from skillc.compiler.build import compile_studio
     from skillc.compiler.sources import studio_from_mapping
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.compiled.loader import load_compiled
 
     studio = studio_from_mapping({
         "agents": [{"agent_code": "a", "agent_name": "A", "identity_desc": "i", "mission_desc": "m",

@@ -18,7 +18,7 @@ import pytest
 
 from helpers.ledger import compile_ledger
 from skillc.runtime.store import open_store
-from skillc.runtime.trace import FLUSH_EVERY, TraceWriter
+from skillc.runtime.telemetry.trace import FLUSH_EVERY, TraceWriter
 
 HELPER = Path(__file__).resolve().parents[1] / "helpers" / "trace_kill_proc.py"
 

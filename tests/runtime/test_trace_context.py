@@ -11,14 +11,14 @@ from helpers.telemetry_scenario import run_async
 
 from skillc.compiler.build import compile_studio
 from skillc.compiler.sources import studio_from_mapping
-from skillc.runtime.config import Settings
-from skillc.runtime.loader import load_compiled
+from skillc.runtime.outside.config import Settings
+from skillc.runtime.compiled.loader import load_compiled
 from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
 from skillc.runtime.model.base import ModelRequest, ModelResponse, ToolCall
 from skillc.runtime.session import Runtime
 from skillc.runtime.store import Store
 from skillc.runtime.telemetry.audit import verify
-from skillc.runtime.trace import TraceWriter, current_env, iter_events
+from skillc.runtime.telemetry.trace import TraceWriter, current_env, iter_events
 from skillc.scenario.canned import build_canned_server
 
 CONTRACT = """{"tools": {"cms_article_get": {

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from skillc.runtime.usermatch import mentioned, read_message
+from skillc.runtime.call.usermatch import mentioned, read_message
 
 ROWS: list[tuple[Any, str, bool, str]] = [
     # the substring rule for values of 4 characters or more stays as it was

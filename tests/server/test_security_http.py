@@ -150,13 +150,13 @@ def test_after_and_last_event_id_take_ascii_digits_only(tmp_path: Path, compiled
 
 
 def test_path_segments_that_are_not_ascii_digits_are_names() -> None:
-    from skillc.runtime.paths import get_path, parse_path
+    from skillc.runtime.compiled.paths import get_path, parse_path
 
     assert parse_path("data.²") == (("k", "data"), ("k", "²"))
     long = "9" * 5000
     assert parse_path(f"data.{long}") == (("k", "data"), ("k", long))
     assert get_path({"data": [1, 2]}, parse_path("data.1")) == 2
-    from skillc.runtime.values import MISSING
+    from skillc.runtime.compiled.values import MISSING
 
     assert get_path({"data": [1, 2]}, parse_path(f"data.{long}")) in (MISSING, [])
 

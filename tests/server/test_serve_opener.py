@@ -10,7 +10,7 @@ import pytest
 
 from helpers.asgi_app import AnswerAll
 from skillc.runtime import open_runtime
-from skillc.runtime.config import load_config
+from skillc.runtime.outside.config import load_config
 from skillc.runtime.model.scripted import ScriptedModel
 from skillc.runtime.server import create_app
 from skillc.runtime.telemetry.core import ObservedModel

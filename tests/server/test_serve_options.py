@@ -5,7 +5,7 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from skillc.runtime.config import Config, load_config
+from skillc.runtime.outside.config import Config, load_config
 from skillc.runtime.server import create_app
 from skillc.runtime.server.options import read_options
 

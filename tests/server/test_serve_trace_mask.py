@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from skillc.runtime.loader import load_compiled
+from skillc.runtime.compiled.loader import load_compiled
 from skillc.runtime.server.rest import masked
 
 

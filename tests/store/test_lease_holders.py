@@ -24,8 +24,8 @@ def _ledger_module() -> Any:
 
 
 def test_holders_are_released_with_their_lease(tmp_path: Path) -> None:
-    from skillc.runtime.config import Settings
-    from skillc.runtime.loader import load_compiled
+    from skillc.runtime.outside.config import Settings
+    from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime

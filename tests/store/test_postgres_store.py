@@ -22,8 +22,8 @@ import pytest
 
 from helpers.wait import wait_for
 from pg_cluster import postgres_cluster, postgres_url  # noqa: F401  (fixtures)
-from skillc.runtime.config import parse_config
-from skillc.runtime.state import Evidence, SessionState, TaskState
+from skillc.runtime.outside.config import parse_config
+from skillc.runtime.seam.state import Evidence, SessionState, TaskState
 from skillc.runtime.store import SCHEMA_VERSION, LeaseLost, StoreConflict, StoreUnavailable, new_holder, open_store
 
 DEADLINE = 30.0  # seconds: a bound on polling, never a pause
@@ -246,7 +246,7 @@ def test_config_selects_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert config.store.target() == "postgresql://app@db/skillc"
     monkeypatch.setenv("SKILLC_STORE_URL", "postgresql://env@db/other")
     assert config.store.target() == "postgresql://env@db/other"
-    from skillc.runtime.config import ConfigError
+    from skillc.runtime.outside.config import ConfigError
 
     with pytest.raises(ConfigError, match="postgresql://"):
         parse_config('[store]\nurl = "sqlite:///x.db"\n', tmp_path / "skillc.toml")
@@ -281,7 +281,7 @@ def test_store_pool_size_reaches_the_postgres_pool(tmp_path: Path, postgres_url:
     import asyncio
 
     from skillc.runtime import open_runtime
-    from skillc.runtime.config import ConfigError
+    from skillc.runtime.outside.config import ConfigError
 
     monkeypatch.delenv("SKILLC_STORE_URL", raising=False)
     config = parse_config(f'[store]\nurl = "{postgres_url}"\npool_size = 3\n', tmp_path / "skillc.toml")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillc.runtime.state import SessionState
+from skillc.runtime.seam.state import SessionState
 from skillc.runtime.store import SQLiteStore
 
 

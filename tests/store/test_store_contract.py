@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import pytest
 
-from skillc.runtime.state import Evidence, NodeState, SessionState, TaskState
+from skillc.runtime.seam.state import Evidence, NodeState, SessionState, TaskState
 from skillc.runtime.store import (
     LeaseLost,
     ReplyRecord,

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from skillc.runtime import skillmeta as rt
+from skillc.runtime.compiled import skillmeta as rt
 
 # What each §5.3 source means, in the words `skillc explain` uses.
 SOURCE_WORDS: dict[str, str] = {
