@@ -172,18 +172,15 @@ class Verdict:
     """Every rule of a call, sorted by outcome. The rules' statuses are kept as judged; the
     `Outcome` objects a refusal describes are made only when asked for."""
 
-    __slots__ = ("rules", "statuses", "whys", "_outcomes")
+    __slots__ = ("rules", "statuses", "whys", "all_held", "_outcomes")
 
     def __init__(self, rules: Sequence[RuleMeta], statuses: list[RuleStatus], whys: dict[int, str] | None = None) -> None:
         self.rules = rules
         self.statuses = statuses
         self.whys = whys if whys is not None else _NO_WHYS  # rule index -> why it is undecidable (read only)
+        # whether every rule applied and held (the common case: nothing else needs building)
+        self.all_held = statuses.count(_HELD) == len(statuses)
         self._outcomes: list[Outcome] | None = None
-
-    @property
-    def all_held(self) -> bool:
-        """Whether every rule applied and held (the common case: nothing else needs building)."""
-        return self.statuses.count(_HELD) == len(self.statuses)
 
     @property
     def outcomes(self) -> list[Outcome]:
@@ -215,6 +212,20 @@ class Verdict:
 
 def judge(rules: Sequence[RuleMeta], scope: Scope) -> Verdict:
     """Run every rule (a broken one fails closed as undecidable, naming the error)."""
+    if type(rules) is tuple:
+        held = _ALL_HELD.get(id(rules))
+        if held is not None and held.rules is rules:
+            # the common case, once a tool's rules have all held: each rule in turn while it holds;
+            # the first that does not (false, a guard that did not apply, an error) sends the whole
+            # judgement down the full path below, which runs every rule again (rules read, never write)
+            try:
+                for rule in rules:
+                    if rule.check(scope) is not True:
+                        break
+                else:
+                    return held
+            except Exception:  # noqa: BLE001 - judged, with its reason, by the full path
+                pass
     statuses: list[RuleStatus] = []
     add = statuses.append
     whys: dict[int, str] | None = None
@@ -232,16 +243,13 @@ def judge(rules: Sequence[RuleMeta], scope: Scope) -> Verdict:
             add(_UNDECIDABLE)
             continue
         add(_HELD if value else (_SKIPPED if value is None else _VIOLATED))
-    if whys is None and type(rules) is tuple and statuses.count(_HELD) == len(statuses):
-        # every rule held (the common case): one shared verdict per tool's rules, made once
-        held = _ALL_HELD.get(id(rules))
-        if held is not None and held.rules is rules:
-            return held
+    verdict = Verdict(rules, statuses, whys)
+    if verdict.all_held and type(rules) is tuple:
+        # every rule held: the verdict this tool's rules share from now on (the quick path above)
         if len(_ALL_HELD) >= 1024:  # studios reloaded many times: forget the old ones' rules
             _ALL_HELD.clear()
-        held = _ALL_HELD[id(rules)] = Verdict(rules, statuses)
-        return held
-    return Verdict(rules, statuses, whys)
+        _ALL_HELD[id(rules)] = verdict
+    return verdict
 
 
 # id of a tool's rules (a tuple, as a compiled module holds them) -> its all-held verdict, which

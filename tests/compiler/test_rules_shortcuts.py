@@ -336,3 +336,31 @@ def test_a_tools_all_held_verdict_is_made_once_and_a_failing_call_gets_its_own()
     assert first.all_held and first.failed == []  # the shared verdict is untouched
     other = tuple(rules)[:1]
     assert judge(other, Scope.of_call(_View([]), {}, 0.0)) is not first  # type: ignore[arg-type]
+
+
+def test_a_tool_whose_rules_once_all_held_is_still_judged_on_every_call() -> None:
+    """Once a tool's rules have all held, the next call runs them on the quick path that returns
+    the shared verdict; a call where one is false, skipped or undecidable gets its own verdict."""
+    def second(r: Any) -> Any:
+        x = r.args.get("x")
+        if x == "boom":
+            raise TypeError("broken rule")
+        return cel.SKIPPED if x == "skip" else r.latest("t") if x == "missing" else x != "bad"
+
+    rules = (RuleMeta("first", lambda r: True, "m1"), RuleMeta("second", second, "m2"))
+
+    def verdict(x: str) -> Any:
+        return judge(rules, Scope.of_call(_View([]), {"x": x}, 0.0))  # type: ignore[arg-type]
+
+    shared = verdict("ok")
+    assert shared.all_held and verdict("ok") is shared
+    bad = verdict("bad")
+    assert bad is not shared and [o.status for o in bad] == [RuleStatus.HELD, RuleStatus.VIOLATED]
+    skipped = verdict("skip")
+    assert not skipped.all_held and [o.status for o in skipped] == [RuleStatus.HELD, RuleStatus.SKIPPED]
+    broken = verdict("boom")
+    assert [o.status for o in broken] == [RuleStatus.HELD, RuleStatus.UNDECIDABLE]
+    assert broken.failed[0].why == "TypeError: broken rule"
+    missing = verdict("missing")
+    assert missing.failed[0].why.startswith("latest.t: ")
+    assert verdict("ok") is shared
