@@ -112,9 +112,10 @@ class NodeContext:
 
     def visible_evidence(self) -> Iterator[Evidence]:
         """Business-successful evidence in §9 order (empty results included)."""
-        nodes = self.env.task.nodes if self.env.task else {self.node.id: self.node}
-        held, success = self.env.evidence, _SUCCESS
-        for n in upstream_order(nodes, self.node):
+        node, held, success = self.node, self.env.evidence, _SUCCESS
+        # a node with nothing upstream (the common case) is its own view, without the walk's call
+        order = upstream_order(self.env.task.nodes if self.env.task else {node.id: node}, node) if node.deps else (node,)
+        for n in order:
             for eid in reversed(n.evidence):
                 ev = held.get(eid)
                 if ev is not None and ev.status == success and ev.business_ok is not False:
