@@ -176,34 +176,30 @@ def _quantified(coll: Any, pred: Callable[[Any], Any], stop: bool, macro: str) -
     return not stop
 
 
+def _over_list(coll: list[Any], pred: Callable[[Any], Any], stop: bool, macro: str) -> bool:
+    """The common case of `all`/`exists` over a list, judged here without another call: `stop`
+    at the first item that is `stop`, `not stop` when every item is `not stop`; an item that is
+    neither (or cannot be decided) hands the rest to `_quantified`."""
+    for i, item in enumerate(coll):
+        try:
+            v = pred(item)
+        except Undecidable:
+            return _quantified(coll[i:], pred, stop, macro)
+        if v is stop:
+            return stop
+        if v is not (not stop):
+            return _quantified(coll[i:], pred, stop, macro)
+    return not stop
+
+
 def all_(coll: Any, pred: Callable[[Any], Any]) -> bool:
     """`coll.all(x, p)`: false if any item is false (even when another cannot be decided)."""
-    if type(coll) is list:  # the common case: every item true, judged here without another call
-        for i, item in enumerate(coll):
-            try:
-                v = pred(item)
-            except Undecidable:
-                return _quantified(coll[i:], pred, False, "all")
-            if v is not True:
-                return _quantified(coll[i:], pred, False, "all")
-        return True
-    return _quantified(coll, pred, False, "all")
+    return _over_list(coll, pred, False, "all") if type(coll) is list else _quantified(coll, pred, False, "all")
 
 
 def exists(coll: Any, pred: Callable[[Any], Any]) -> bool:
     """`coll.exists(x, p)`: true if any item is true (even when another cannot be decided)."""
-    if type(coll) is list:  # the common case: an item true, found here without another call
-        for i, item in enumerate(coll):
-            try:
-                v = pred(item)
-            except Undecidable:
-                return _quantified(coll[i:], pred, True, "exists")
-            if v is True:
-                return True
-            if v is not False:
-                return _quantified(coll[i:], pred, True, "exists")
-        return False
-    return _quantified(coll, pred, True, "exists")
+    return _over_list(coll, pred, True, "exists") if type(coll) is list else _quantified(coll, pred, True, "exists")
 
 
 def exists_one(coll: Any, pred: Callable[[Any], Any]) -> bool:
