@@ -21,6 +21,7 @@ import gc
 import importlib.util
 import io
 import re
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,17 +50,24 @@ class _Drop:
         return True
 
 
+LABEL = "runtime overhead per tool call, at turn 10"
+
+
+def overhead_at_turn_10(output: str) -> float:
+    """The figure bench/turns.py prints on its LABEL line (ms per tool call)."""
+    found = re.search(re.escape(LABEL) + r"\s+([\d.]+)", output)
+    if found is None:
+        raise SystemExit(f"bench/turns.py no longer prints {LABEL!r}:\n{output}")
+    return float(found.group(1))
+
+
 def _measure(turns: Any, played: int) -> float:
-    """Runtime overhead per tool call (ms) around turn 10 of one run of bench/turns.py (its own
-    best of ten turns, model and MCP time taken out)."""
+    """Runtime overhead per tool call (ms) at turn 10 of one run of bench/turns.py (the median of
+    its interleaved rounds, model and MCP time taken out)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        asyncio.run(turns.main(played))
-    found = re.search(r"runtime overhead per tool call, around turn 10\s+([\d.]+)", out.getvalue())
-    if found is None:
-        raise SystemExit("bench/turns.py no longer prints 'runtime overhead per tool call, around turn 10':\n"
-                         + out.getvalue())
-    return float(found.group(1))
+        asyncio.run(turns.main(played, 5, 5))  # a long session of `played` turns, 5 new sessions, 5 rounds
+    return overhead_at_turn_10(out.getvalue())
 
 
 def per_event(samples: int = 20000) -> dict[str, float]:
@@ -102,7 +110,8 @@ def per_event(samples: int = 20000) -> dict[str, float]:
 
 
 def main(played: int, rounds: int) -> None:
-    """Alternate the modes `rounds` times; print the best round of each, then per-event costs."""
+    """Alternate the modes `rounds` times; print the median round of each with its spread, then
+    per-event costs."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
@@ -149,12 +158,13 @@ def main(played: int, rounds: int) -> None:
             finally:
                 session_mod.Runtime = plain  # type: ignore[misc]
                 AuditChain.seal = seal  # type: ignore[method-assign]
-    # the best round of each mode: on a shared machine noise only ever adds time
-    off = min(results["telemetry off (default: chain + audit events)"])
-    print(f"{'bench/turns.py at turn 10, best of ' + str(rounds) + ' runs':52} {'overhead/call':>14} {'vs off':>12}")
+    # the median round of each mode (the modes alternate, so load falls on all alike), with its spread
+    off = statistics.median(results["telemetry off (default: chain + audit events)"])
+    print(f"{'bench/turns.py at turn 10, median of ' + str(rounds) + ' runs':52} {'overhead/call':>14} "
+          f"{'vs off':>12} {'spread':>18}")
     for name, runs in results.items():
-        best = min(runs)
-        print(f"{name:52} {best:11.3f} ms {best - off:+9.3f} ms")
+        mid = statistics.median(runs)
+        print(f"{name:52} {mid:11.3f} ms {mid - off:+9.3f} ms {min(runs):8.3f}-{max(runs):.3f} ms")
     print()
     print(f"{'one tool.call event through TraceWriter.emit':52} {'µs/event':>14} {'vs telemetry off':>20}")
     for name, micro in costs.items():
