@@ -1,9 +1,13 @@
-"""The tool-call chain (§13): small steps run by a plain loop, then the call and its settlement.
+"""The tool-call chain (§13): small steps run by a plain loop, then the call, its settlement and
+its record in the trace.
 
 ArgPolicy -> ArgBinding -> ParamContract -> Rules -> Fingerprint -> WriteGate -> call ->
-ResponseContract -> Evidence -> Fingerprint count. (Rules, a tool contract's `rules`, are a skillc
-extension: docs/reference/rules.md.) A step returns None to continue or a CallResult to stop; a
-rejection before the call registers no evidence.
+ResponseContract -> Evidence -> Fingerprint count (`run_chain`), then the trace (`record`).
+(Rules, a tool contract's `rules`, are a skillc extension: docs/reference/rules.md.) A step
+returns None to continue or a CallResult to stop; a rejection before the call registers no
+evidence. A node hands a business call to `run_call` once and gets the CallResult back with the
+call already in the trace (docs/ARCHITECTURE.md: One tool call); replay and the benchmarks run
+`run_chain` alone.
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from skillc.runtime.words.events import EventName
 from skillc.runtime.text import border
 from skillc.runtime.compiled.skillmeta import ParamIssue, Provenance, ToolMeta
 from skillc.runtime.compiled.values import canonical
@@ -344,8 +349,29 @@ BEFORE: tuple[Callable[[Call], CallResult | None], ...] = (
 )
 
 
+async def run_call(env: SessionEnv, node: NodeState, tool: str, raw: Any, *, approved: bool = False) -> CallResult:
+    """One business call of a node, from the model's arguments to the trace: its progress label
+    (§4), the chain (`run_chain`) and, as the chain's last step, its record (`record`)."""
+    env.progress(node, tool)
+    result = await run_chain(env, node, tool, raw, approved=approved)
+    record(env, node, tool, result)
+    return result
+
+
+def record(env: SessionEnv, node: NodeState, tool: str, result: CallResult) -> None:
+    """A call's tool.call event (and write.settled), business or builtin, built here where its
+    facts are and emitted through the session's one seam, `SessionEnv.emit`."""
+    env.emit(EventName.TOOL_CALL, node=node.id, tool=tool, builtin=tool.startswith("builtin_"), args=result.args,
+             ok=result.ok, error=result.error, code=result.code, evidence=result.evidence, status=result.status,
+             business_ok=result.business_ok, empty=result.empty, replayed=result.replayed,
+             message=result.message or (result.observation() if result.data is not None else ""), next=result.next,
+             **({"provenance": result.provenance} if result.provenance else {}))
+    if result.settled:
+        env.emit(EventName.WRITE_SETTLED, node=node.id, **result.settled)
+
+
 async def run_chain(env: SessionEnv, node: NodeState, tool: str, raw: Any, *, approved: bool = False) -> CallResult:
-    """Run one business call through the whole chain."""
+    """Run one business call through the whole chain (no trace: `run_call` records it)."""
     skill = env.skill_module(node.skill)
     c = Call(env=env, node=node, tool=tool, raw=raw, approved=approved, meta=skill.TOOLS.get(tool))
     if tool not in skill.SKILL.tool_names:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from skillc.runtime.words.events import EventName
 from skillc.runtime.text import border
 from skillc.runtime.loop import builtins
 from skillc.runtime.call import lifecycle
-from skillc.runtime.call.chain import CallResult, object_args, run_chain
+from skillc.runtime.call.chain import CallResult, object_args, record, run_call
 from skillc.runtime.call.evidence import settle_open_writes
 from skillc.runtime.call.lifecycle import DONE, FAILED, finish_node
 from skillc.runtime.model.base import ModelRequest, ToolCall
@@ -98,7 +97,7 @@ def _at_border(tc: ToolCall) -> ToolCall:
 async def _run_calls(env: SessionEnv, node: NodeState, calls: list[ToolCall]) -> NodeStatus | None:
     for i, tc in enumerate(calls):
         result = await dispatch(env, node, tc.name, tc.arguments)
-        record(env, node, tc.name, result, call_id=tc.id)
+        observe(node, tc.name, result, call_id=tc.id)
         outcome = after_call(env, node, result)
         if outcome:
             for rest in calls[i + 1 :]:
@@ -131,28 +130,28 @@ def after_call(env: SessionEnv, node: NodeState, result: CallResult) -> NodeStat
 
 
 async def dispatch(env: SessionEnv, node: NodeState, name: str, raw: Any) -> CallResult:
-    """A builtin or a business call, with the progress label pushed when a tool starts (§4)."""
+    """One call of the model's, in the trace when it returns: a business call is handed to the
+    chain once (`chain.run_call`: progress label, §13, the trace), a builtin is run here and
+    recorded the same way (`chain.record`)."""
     if name.startswith("builtin_") and (name in builtins.HANDLERS or name in builtins.SPECS):
-        args, refused = object_args(raw)
-        if refused is not None or args is None:
-            return refused or CallResult(ok=False)
-        result = await builtins.call_builtin(env, node, name, args)
-        if result.args is None:
-            result.args = args
+        result = await _builtin(env, node, name, raw)
+        record(env, node, name, result)
         return result
-    env.progress(node, name)
-    return await run_chain(env, node, name, raw)
+    return await run_call(env, node, name, raw)
 
 
-def record(env: SessionEnv, node: NodeState, tool: str, result: CallResult, *, call_id: str | None) -> None:
-    """The tool.call event (and write.settled), and the observation in the node's conversation."""
-    env.emit(EventName.TOOL_CALL, node=node.id, tool=tool, builtin=tool.startswith("builtin_"), args=result.args,
-             ok=result.ok, error=result.error, code=result.code, evidence=result.evidence, status=result.status,
-             business_ok=result.business_ok, empty=result.empty, replayed=result.replayed,
-             message=result.message or (result.observation() if result.data is not None else ""), next=result.next,
-             **({"provenance": result.provenance} if result.provenance else {}))
-    if result.settled:
-        env.emit(EventName.WRITE_SETTLED, node=node.id, **result.settled)
+async def _builtin(env: SessionEnv, node: NodeState, name: str, raw: Any) -> CallResult:
+    args, refused = object_args(raw)
+    if refused is not None or args is None:
+        return refused or CallResult(ok=False)
+    result = await builtins.call_builtin(env, node, name, args)
+    if result.args is None:
+        result.args = args
+    return result
+
+
+def observe(node: NodeState, tool: str, result: CallResult, *, call_id: str | None) -> None:
+    """The call's observation in the node's conversation (its trace event is written already)."""
     if call_id is not None:
         node.messages.append({"role": "tool", "tool_call_id": call_id, "content": result.observation()})
     else:
@@ -165,10 +164,10 @@ async def run_confirmed(env: SessionEnv, node: NodeState) -> NodeStatus | None:
     pending = node.pending
     assert pending is not None
     lifecycle.run(node)
-    env.progress(node, pending.tool)  # the confirming turn shows what it sends, as the gated one did
-    result = await run_chain(env, node, pending.tool, pending.args, approved=True)
+    # run_call pushes the progress label: the confirming turn shows what it sends, as the gated one did
+    result = await run_call(env, node, pending.tool, pending.args, approved=True)
     node.pending = None if result.error != ErrorName.APPROVAL_REQUIRED else node.pending
-    record(env, node, pending.tool, result, call_id=None)
+    observe(node, pending.tool, result, call_id=None)
     if result.effect == Effect.SUSPEND:  # re-bound arguments differ from the approved ones: asked again
         lifecycle.ask(node, Suspension.APPROVAL)
     return after_call(env, node, result)

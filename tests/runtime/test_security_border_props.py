@@ -23,7 +23,7 @@ from skillc.runtime.text import jsontext
 from skillc.runtime.outside.config import Settings
 from skillc.runtime.mcp.result import CallOutcome, ToolInfo, response_json
 from skillc.runtime.model.base import ToolCall
-from skillc.runtime.loop.node import _at_border, dispatch, record
+from skillc.runtime.loop.node import _at_border, dispatch, observe
 from skillc.runtime.session import Runtime
 from skillc.runtime.seam.state import NodeState, TaskState
 from skillc.runtime.store import Store
@@ -132,7 +132,7 @@ def test_nothing_a_model_or_a_tool_sends_raises_out_of_the_chain(world: Any, nam
         session.session.turn = 1
         call = _at_border(ToolCall(id=call_id, name=name, arguments=args))  # type: ignore[arg-type]  # any value
         result = await dispatch(session, node, call.name, call.arguments)
-        record(session, node, call.name, result, call_id=call.id)
+        observe(node, call.name, result, call_id=call.id)
         json.dumps(node.messages, ensure_ascii=False).encode("utf-8")  # the conversation can be kept
         await session.save()
         assert all(ev.status not in ("STARTED", "UNKNOWN_PRE_CALL") for ev in session.evidence.values())
