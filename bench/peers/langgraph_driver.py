@@ -8,11 +8,18 @@ The model double is a `BaseChatModel` whose step counts the `ToolMessage`s it is
 for the next call, or answers the final text; `bind_tools` returns it unchanged. Runs in its own
 venv (bench/peers/venvs.py).
 
-    python bench/peers/langgraph_driver.py --mode direct|mcp [--calls 5] [--turns 20] [--server JSON]
+Persistence (`--persist sqlite`): LangGraph's own, a checkpointer: `AsyncSqliteSaver` (the package
+langgraph-checkpoint-sqlite; the synchronous `SqliteSaver` cannot serve `ainvoke`) on a file in a
+temporary folder, opened once; each turn is a new thread (`thread_id`), and the graph writes a
+checkpoint of its state at every step, as it does for any checkpointer. `none`: no checkpointer.
+
+    python bench/peers/langgraph_driver.py --mode direct|mcp [--persist none|sqlite] [--calls 5] [--turns 20]
+        [--server JSON]
 """
 from __future__ import annotations
 
 import sys
+import tempfile
 import warnings
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -59,7 +66,8 @@ def scripted_model(clock: scenario.Clock, calls: int) -> Any:
     return Scripted()
 
 
-async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd: list[str] | None) -> list[float]:
+async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd: list[str] | None,
+                     persist: str = scenario.NONE) -> list[float]:
     """Overhead per tool call of `turns` invocations of the compiled graph."""
     from langchain_core.tools import StructuredTool
 
@@ -84,12 +92,20 @@ async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd:
         else:
             tools = [StructuredTool.from_function(coroutine=clock.tool_function(), name=scenario.TOOL,
                                                   description=scenario.TOOL_DOC)]
+        checkpointer = None
+        if persist == scenario.SQLITE:
+            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+            folder = stack.enter_context(tempfile.TemporaryDirectory())
+            checkpointer = await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(f"{folder}/checkpoints.sqlite"))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            graph = create_react_agent(scripted_model(clock, calls), tools)
+            graph = create_react_agent(scripted_model(clock, calls), tools, checkpointer=checkpointer)
+        count = iter(range(10**9))
 
         async def turn() -> None:
-            state = await graph.ainvoke({"messages": [("user", scenario.PROMPT)]})
+            config = {"configurable": {"thread_id": f"t{next(count)}"}}
+            state = await graph.ainvoke({"messages": [("user", scenario.PROMPT)]}, config)
             if state["messages"][-1].content != scenario.FINAL:
                 raise SystemExit(f"unexpected reply {state['messages'][-1].content!r}")
 

@@ -8,12 +8,19 @@ The model double is a `Model` whose `get_response` counts the `function_call_out
 input and returns the next function call, or the final text message. Tracing is off (it would
 post to the vendor's service). Runs in its own venv (bench/peers/venvs.py).
 
-    python bench/peers/openai_agents_driver.py --mode direct|mcp [--calls 5] [--turns 20] [--server JSON]
+Persistence (`--persist sqlite`): the SDK's own, a session: `agents.SQLiteSession` on a file in a
+temporary folder, a new one (a new session id) each turn, passed to `Runner.run(session=...)`,
+which reads its history before the run and adds the run's items after it; closed after the
+turn. `none`: no session.
+
+    python bench/peers/openai_agents_driver.py --mode direct|mcp [--persist none|sqlite] [--calls 5]
+        [--turns 20] [--server JSON]
 """
 from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -58,7 +65,8 @@ def scripted_model(clock: scenario.Clock, calls: int) -> Any:
     return Scripted()
 
 
-async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd: list[str] | None) -> list[float]:
+async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd: list[str] | None,
+                     persist: str = scenario.NONE) -> list[float]:
     """Overhead per tool call of `turns` runs of the agent."""
     from agents import Agent, RunConfig, Runner, function_tool, set_tracing_disabled
 
@@ -81,8 +89,22 @@ async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd:
             tool = function_tool(clock.tool_function(), name_override=scenario.TOOL)
             agent = Agent(name="reader", instructions="Read.", model=model, tools=[tool])
 
+        db = None
+        if persist == scenario.SQLITE:
+            from agents import SQLiteSession
+
+            db = stack.enter_context(tempfile.TemporaryDirectory()) + "/sessions.sqlite"
+        count = iter(range(10**9))
+
         async def turn() -> None:
-            result = await Runner.run(agent, scenario.PROMPT, run_config=config)
+            if db is None:
+                result = await Runner.run(agent, scenario.PROMPT, run_config=config)
+            else:
+                session = SQLiteSession(f"s{next(count)}", db)
+                try:
+                    result = await Runner.run(agent, scenario.PROMPT, run_config=config, session=session)
+                finally:
+                    session.close()
             if result.final_output != scenario.FINAL:
                 raise SystemExit(f"unexpected output {result.final_output!r}")
 

@@ -8,12 +8,25 @@
 The model double is a `FunctionModel` whose function counts the tool results in the messages and
 asks for the next call, or answers the final text. Runs in its own venv (bench/peers/venvs.py).
 
-    python bench/peers/pydantic_ai_driver.py --mode direct|mcp [--calls 5] [--turns 20] [--server JSON]
+Persistence (`--persist sqlite`): Pydantic AI stores nothing itself and documents how to keep a
+conversation: its message history, `AgentRunResult.all_messages_json()`, saved by the
+application after the run (served: in the adapter's `on_complete`). Here that JSON goes into a
+SQLite file in a temporary folder, one row per conversation, committed after every run (WAL,
+synchronous=NORMAL, as skillc's store), on the event loop's thread (no thread hop: the cheapest
+way). `none`: nothing kept.
+
+    python bench/peers/pydantic_ai_driver.py --mode direct|mcp [--persist none|sqlite] [--calls 5] [--turns 20]
+        [--server JSON]
+    python bench/peers/pydantic_ai_driver.py --mode serve --port 8123 [--persist none|sqlite] [--calls 5]
 """
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
+import sqlite3
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +35,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scenario  # noqa: E402
 
 CONNECT_TIMEOUT = 120.0  # seconds for the MCP server to start and answer `initialize`
+
+
+class MessageLog:
+    """Conversations kept in a SQLite file: each run's `all_messages_json()` under its id, committed."""
+
+    def __init__(self, path: str) -> None:
+        self.db = sqlite3.connect(path, isolation_level=None)  # autocommit: each statement commits
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS conversations (id TEXT PRIMARY KEY, messages BLOB NOT NULL)")
+        self.count = 0
+
+    def save(self, result: Any) -> None:
+        """Keep the run's whole message history as a new conversation."""
+        self.count += 1
+        self.db.execute("INSERT OR REPLACE INTO conversations VALUES (?, ?)",
+                        (f"c{self.count}", result.all_messages_json()))
+
+
+def message_log(persist: str) -> MessageLog | None:
+    """The log to save runs in (`--persist sqlite`), on a file in a new temporary folder (removed at
+    exit); else None."""
+    if persist != scenario.SQLITE:
+        return None
+    folder = tempfile.mkdtemp(prefix="peers-pydantic-ai-")
+    atexit.register(shutil.rmtree, folder, True)
+    return MessageLog(folder + "/messages.sqlite")
 
 
 def build_agent(clock: scenario.Clock, mode: str, calls: int, server_cmd: list[str] | None) -> Any:
@@ -63,13 +103,17 @@ def build_agent(clock: scenario.Clock, mode: str, calls: int, server_cmd: list[s
     return agent
 
 
-async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd: list[str] | None) -> list[float]:
+async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd: list[str] | None,
+                     persist: str = scenario.NONE) -> list[float]:
     """Overhead per tool call of `turns` runs of the agent (its MCP connection held across them)."""
     clock = scenario.Clock()
     agent = build_agent(clock, mode, calls, server_cmd)
+    log = message_log(persist)
 
     async def turn() -> None:
         result = await agent.run(scenario.PROMPT)
+        if log is not None:
+            log.save(result)
         if result.output != scenario.FINAL:
             raise SystemExit(f"unexpected output {result.output!r}")
 
@@ -77,7 +121,7 @@ async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd:
         return await scenario.measure(turn, clock, calls, turns, warmup)
 
 
-def serve(port: int, calls: int) -> None:
+def serve(port: int, calls: int, persist: str = scenario.NONE) -> None:
     """The agent (direct tool) behind the AG-UI adapter on 127.0.0.1:port."""
     import uvicorn
     from pydantic_ai.ui.ag_ui import AGUIAdapter
@@ -87,9 +131,14 @@ def serve(port: int, calls: int) -> None:
     from starlette.routing import Route
 
     agent = build_agent(scenario.Clock(), "direct", calls, None)
+    log = message_log(persist)
+
+    async def saved(result: Any) -> None:  # async: the adapter would run a plain function on a thread
+        assert log is not None
+        log.save(result)
 
     async def run(request: Request) -> Response:
-        return await AGUIAdapter.dispatch_request(request, agent=agent)
+        return await AGUIAdapter.dispatch_request(request, agent=agent, on_complete=saved if log else None)
 
     async def healthz(request: Request) -> Response:
         return PlainTextResponse("ok")

@@ -1,13 +1,15 @@
 """The peers mode: skillc beside LangGraph, the OpenAI Agents SDK and Pydantic AI on the same turn.
 
-    python bench/compare.py --peers [--rounds 3] [--calls 5] [--turns 20]
+    python bench/compare.py --peers [--rounds 3] [--calls 5] [--turns 20] [--setups shipped persisted]
 
 Makes each peer's venv once (venvs.py), then plays `--rounds` rounds; a round runs every
-(framework, mode) once, each in a subprocess of its own driver under its own interpreter, the
-order rotated from round to round so load falls on all alike. Modes: direct (tools as plain
+(framework, setup, mode) once, each in a subprocess of its own driver under its own interpreter,
+the order rotated from round to round so load falls on all alike. Setups (`--persist` of the
+drivers): skillc with its store on a SQLite file, and on `:memory:`; each peer as shipped
+(keeping nothing) and with its own persistence on a SQLite file (`--setups` picks). Modes: direct (tools as plain
 functions; skillc's in-process MCP server), mcp (every client against tool_server.py over stdio)
 and served (skillc serve vs Pydantic AI's AG-UI adapter, one loopback client: served.py). Prints
-the table of table.py. Not a test; it asserts nothing about times.
+the two tables of table.py (as shipped, with persistence). Not a test; it asserts nothing about times.
 """
 from __future__ import annotations
 
@@ -35,6 +37,18 @@ DRIVERS: dict[str, tuple[str | None, str, bool]] = {
     "pydantic-ai": ("pydantic-ai", "pydantic_ai_driver.py", True),
 }
 MODES = ("direct", "mcp", "served")
+SETUPS = ("shipped", "persisted")
+# (skillc's, a peer's) `--persist` values measured for each setup asked for
+PERSISTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "shipped": ((scenario.SQLITE, scenario.MEMORY), (scenario.NONE,)),
+    "persisted": ((scenario.SQLITE,), (scenario.SQLITE,)),
+}
+
+
+def persists(framework: str, setups: list[str]) -> list[str]:
+    """The `--persist` values to measure `framework` with, for the setups asked for, in order."""
+    side = 0 if framework == table.SKILLC else 1
+    return list(dict.fromkeys(p for setup in setups for p in PERSISTS[setup][side]))
 
 
 @dataclass(frozen=True)
@@ -44,6 +58,7 @@ class Job:
     framework: str
     mode: str
     argv: tuple[str, ...]
+    persist: str = scenario.NONE
 
 
 def interpreter(venv: str | None) -> str:
@@ -51,8 +66,9 @@ def interpreter(venv: str | None) -> str:
     return sys.executable if venv is None else str(venvs.python_of(venv))
 
 
-def jobs(frameworks: list[str], calls: int, turns: int, warmup: int) -> list[Job]:
-    """Every (framework, mode) to measure, in table order."""
+def jobs(frameworks: list[str], calls: int, turns: int, warmup: int,
+         setups: list[str] | None = None) -> list[Job]:
+    """Every (framework, setup, mode) to measure, in table order (every setup by default)."""
     server = json.dumps([sys.executable, str(HERE / "tool_server.py")])
     counts = ["--calls", str(calls), "--turns", str(turns), "--warmup", str(warmup)]
     out: list[Job] = []
@@ -60,15 +76,17 @@ def jobs(frameworks: list[str], calls: int, turns: int, warmup: int) -> list[Job
         for name in frameworks:
             venv, driver, served = DRIVERS[name]
             python = interpreter(venv)
-            if mode == "served":
-                if not served:
-                    continue
-                app = json.dumps([python, str(HERE / driver), "--mode", "serve"])
-                sign = ["--sign"] if name == table.SKILLC else []
-                argv = (sys.executable, str(HERE / "served.py"), "--app", app, *sign, *counts)
-            else:
-                argv = (python, str(HERE / driver), "--mode", mode, "--server", server, *counts)
-            out.append(Job(name, mode, argv))
+            if mode == "served" and not served:
+                continue
+            for persist in persists(name, list(setups or SETUPS)):
+                if mode == "served":
+                    app = json.dumps([python, str(HERE / driver), "--mode", "serve", "--persist", persist])
+                    sign = ["--sign"] if name == table.SKILLC else []
+                    argv = (sys.executable, str(HERE / "served.py"), "--app", app, *sign, *counts)
+                else:
+                    argv = (python, str(HERE / driver), "--mode", mode, "--persist", persist, "--server", server,
+                            *counts)
+                out.append(Job(name, mode, argv, persist))
     return out
 
 
@@ -83,10 +101,11 @@ def run_one(job: Job, timeout: float) -> float | None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
-        print(f"{job.framework} {job.mode}: no result within {timeout:g} s", file=sys.stderr)
+        print(f"{job.framework} {job.persist} {job.mode}: no result within {timeout:g} s", file=sys.stderr)
         return None
     if proc.returncode != 0:
-        print(f"{job.framework} {job.mode} failed ({proc.returncode}):\n{stderr[-3000:]}", file=sys.stderr)
+        print(f"{job.framework} {job.persist} {job.mode} failed ({proc.returncode}):\n{stderr[-3000:]}",
+              file=sys.stderr)
         return None
     return float(scenario.parse_report(stdout)["median"])
 
@@ -100,22 +119,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=20, help="measured turns per subprocess (default 20)")
     parser.add_argument("--warmup", type=int, default=3, help="uncounted turns per subprocess (default 3)")
     parser.add_argument("--only", nargs="+", choices=list(DRIVERS), help="measure only these frameworks")
+    parser.add_argument("--setups", nargs="+", choices=SETUPS, default=list(SETUPS),
+                        help="shipped (the peers keeping nothing), persisted (each with its own SQLite persistence)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per subprocess at most")
     args = parser.parse_args(argv)
     frameworks = args.only or list(DRIVERS)
     if table.SKILLC not in frameworks:
         frameworks.insert(0, table.SKILLC)
     venvs.ensure([v for name in frameworks if (v := DRIVERS[name][0]) is not None])
-    todo = jobs(frameworks, args.calls, args.turns, args.warmup)
+    todo = jobs(frameworks, args.calls, args.turns, args.warmup, args.setups)
     values: dict[Job, list[float]] = {job: [] for job in todo}
     for r in range(args.rounds):
         shift = r % len(todo)
         for job in todo[shift:] + todo[:shift]:
-            print(f"round {r + 1}/{args.rounds}: {job.framework} {job.mode} …", file=sys.stderr)
+            print(f"round {r + 1}/{args.rounds}: {job.framework} {job.persist} {job.mode} …", file=sys.stderr)
             value = run_one(job, args.timeout)
             if value is not None:
                 values[job].append(value)
-    rows = [table.Row(job.framework, job.mode, tuple(v)) for job, v in values.items()]
+    rows = [table.Row(job.framework, job.mode, tuple(v), job.persist) for job, v in values.items()]
     print(table.render(rows, args.rounds, args.calls))
     return 0 if all(len(v) == args.rounds for v in values.values()) else 1
 

@@ -5,6 +5,11 @@ calls of `TOOL`, one per model step, then answers `FINAL` as text; the tool answ
 small fixed JSON object, at once. No sleeps anywhere. Drivers run in their framework's own venv
 (skillc is not installed there), so this module imports nothing outside the standard library.
 
+What a driver keeps of each turn is `--persist`: `none` (nothing, the peers as shipped),
+`sqlite` (the framework's own persistence on a SQLite file in a temporary folder: skillc's store,
+LangGraph's checkpointer, the Agents SDK's session, Pydantic AI's message history), or `memory`
+(skillc's store on a `:memory:` database: the same work without the file, the file's share).
+
 A driver measures `--turns` turns after `--warmup` uncounted ones. For each turn it takes the wall
 time of the turn and subtracts the time spent inside the model double and inside the tool (as the
 driver's own clocks saw it); what is left, divided by the calls, is the framework's overhead per
@@ -15,7 +20,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import statistics
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -27,6 +34,9 @@ FINAL = "read"
 PROMPT = "read article 17 and 18"
 CALLS = 5
 MARK = "PEER-RESULT "
+# What a turn leaves behind (`--persist`).
+NONE, SQLITE, MEMORY = "none", "sqlite", "memory"
+PERSIST = (NONE, SQLITE, MEMORY)
 
 
 def call_args(step: int) -> dict[str, Any]:
@@ -150,10 +160,12 @@ def parse_report(stdout: str) -> dict[str, Any]:
     raise ValueError("the driver printed no " + MARK.strip() + " line")
 
 
-def arguments(description: str, modes: tuple[str, ...] = ("direct", "mcp")) -> argparse.Namespace:
-    """The command line every driver takes."""
+def arguments(description: str, modes: tuple[str, ...] = ("direct", "mcp"),
+              persists: tuple[str, ...] = (NONE, SQLITE)) -> argparse.Namespace:
+    """The command line every driver takes (`persists`: its `--persist` choices, the first the default)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--mode", choices=modes, required=True)
+    parser.add_argument("--persist", choices=persists, default=persists[0], help="what each turn keeps")
     parser.add_argument("--calls", type=int, default=CALLS, help="tool calls per turn")
     parser.add_argument("--turns", type=int, default=20, help="measured turns")
     parser.add_argument("--warmup", type=int, default=3, help="uncounted turns first")
@@ -162,14 +174,24 @@ def arguments(description: str, modes: tuple[str, ...] = ("direct", "mcp")) -> a
     return parser.parse_args()
 
 
+def exit_on_sigterm() -> None:
+    """Make SIGTERM a normal exit (atexit handlers run: a served app's temporary folder goes).
+    uvicorn hands the signal back to the handler it found once it has shut down."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+
+
 def run_driver(doc: str, in_process: Callable[..., Awaitable[list[float]]],
-               serve: Callable[[int, int], None] | None = None) -> int:
+               serve: Callable[[int, int, str], None] | None = None,
+               persists: tuple[str, ...] = (NONE, SQLITE)) -> int:
     """Every driver's `main`: one measurement (or, with `serve`, the served app) as the command
     line says, the result line printed for the orchestrator."""
-    args = arguments(doc.splitlines()[0], ("direct", "mcp", "serve") if serve is not None else ("direct", "mcp"))
+    modes = ("direct", "mcp", "serve") if serve is not None else ("direct", "mcp")
+    args = arguments(doc.splitlines()[0], modes, persists)
     if args.mode == "serve" and serve is not None:
-        serve(args.port, args.calls)
+        exit_on_sigterm()
+        serve(args.port, args.calls, args.persist)
         return 0
     server_cmd = json.loads(args.server) if args.server else None
-    report(asyncio.run(in_process(args.mode, args.calls, args.turns, args.warmup, server_cmd)))
+    report(asyncio.run(in_process(args.mode, args.calls, args.turns, args.warmup, server_cmd, args.persist)),
+           persist=args.persist)
     return 0

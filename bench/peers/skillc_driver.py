@@ -12,13 +12,17 @@ Tool time is the time inside the MCP SDK's `ClientSession.call_tool` (where ever
 client hands the call over; stricter than the gateway's whole call, which bench/turns.py takes
 out); model time is inside the double's `complete`.
 Every turn opens a new session, so a session's growth is not measured here (bench/turns.py is).
+The store is a SQLite file in a temporary folder (`--persist sqlite`, the default: what a deployed
+runtime does) or the same store on `:memory:` (`--persist memory`: all its work but the file's).
 
-    python bench/peers/skillc_driver.py --mode direct|mcp [--calls 5] [--turns 20]
-    python bench/peers/skillc_driver.py --mode serve --port 8123 [--calls 5]
+    python bench/peers/skillc_driver.py --mode direct|mcp [--persist sqlite|memory] [--calls 5] [--turns 20]
+    python bench/peers/skillc_driver.py --mode serve --port 8123 [--persist sqlite|memory] [--calls 5]
 """
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,6 +48,12 @@ CANNED = [{"name": scenario.TOOL, "responses": [{"json": scenario.RESULT}],
            "input_schema": {"type": "object", "properties": {"articleId": {"type": "integer"}},
                             "required": ["articleId"]}}]
 SECRET = "peers-bench-secret"  # served.py signs with it; loopback only
+PERSISTS = (scenario.SQLITE, scenario.MEMORY)  # --persist: the store on a file, or in memory
+
+
+def store_path(tmp: Path, persist: str) -> str:
+    """Where the store lives: a file in `tmp`, or SQLite's in-memory database."""
+    return ":memory:" if persist == scenario.MEMORY else str(tmp / "store.sqlite")
 
 
 def script(calls: int) -> list[dict[str, Any]]:
@@ -74,7 +84,8 @@ def servers(mode: str, server_cmd: list[str] | None) -> dict[str, Any]:
     return {"tools": build_canned_server(CANNED, on_invoked=lambda t, a: None, on_crash=lambda: None)}
 
 
-async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd: list[str] | None) -> list[float]:
+async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd: list[str] | None,
+                     persist: str = scenario.SQLITE) -> list[float]:
     """Overhead per tool call of `turns` new-session turns in process."""
     import mcp
 
@@ -92,7 +103,7 @@ async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd:
         studio = load_compiled(compiled(Path(tmp)))
         model = ScriptedModel()
         model.complete = clock.timed_model_async(model.complete)  # type: ignore[method-assign]
-        store = Store(Path(tmp) / "store.sqlite")
+        store = Store(store_path(Path(tmp), persist))
         async with McpGateway(servers(mode, server_cmd), timeout=60) as gateway:
             runtime = Runtime(studio, gateway, model, store, Settings.from_mapping({}), trace=TraceWriter(), seed=1)
             count = iter(range(10**9))
@@ -110,7 +121,7 @@ async def in_process(mode: str, calls: int, turns: int, warmup: int, server_cmd:
     return samples
 
 
-def serve(port: int, calls: int) -> None:
+def serve(port: int, calls: int, persist: str = scenario.SQLITE) -> None:
     """`skillc serve`'s app on 127.0.0.1:port: a new session per thread, its model double stateless."""
     import uvicorn
 
@@ -129,8 +140,9 @@ def serve(port: int, calls: int) -> None:
                                                   json.dumps({"output": scenario.FINAL}))])
 
     tmp = Path(tempfile.mkdtemp(prefix="skillc-peers-serve-"))
+    atexit.register(shutil.rmtree, tmp, True)  # uvicorn returns on the SIGTERM served.py sends
     source = compiled(tmp)
-    config = parse_config(f"[studio]\nsource = {str(source)!r}\n[store]\npath = {str(tmp / 'store.sqlite')!r}\n",
+    config = parse_config(f"[studio]\nsource = {str(source)!r}\n[store]\npath = {store_path(tmp, persist)!r}\n",
                           tmp / "skillc.toml")
     app = create_app(config=config, model=ModelDouble(answer), servers=servers("serve", None),
                      options=ServeOptions(secret=SECRET, studio_refresh=3600.0, trace_dir=str(tmp / "traces")))
@@ -139,7 +151,7 @@ def serve(port: int, calls: int) -> None:
 
 def main() -> int:
     """Run one measurement (or serve) as the command line says."""
-    return scenario.run_driver(__doc__, in_process, serve)
+    return scenario.run_driver(__doc__, in_process, serve, PERSISTS)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ from pathlib import Path
 # Tested together (Python 3.11); each framework's MCP client brings the `mcp` SDK it wants.
 REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "langgraph": ("langgraph==1.2.24", "langgraph-prebuilt==1.1.3", "langchain-core==1.8.3",
-                  "langchain-mcp-adapters==0.3.2", "mcp==1.30.0"),
+                  "langchain-mcp-adapters==0.3.2", "mcp==1.30.0",
+                  "langgraph-checkpoint-sqlite==3.1.2", "aiosqlite==0.22.1"),
     "openai-agents": ("openai-agents==0.24.0", "openai==3.57.0", "mcp==2.3.0"),
     "pydantic-ai": ("pydantic-ai-slim[mcp,ag-ui]==2.68.0", "fastmcp-slim==4.2.3", "ag-ui-protocol==1.0.0",
                     "mcp==2.3.0", "uvicorn==0.54.0", "starlette==1.10.0"),

@@ -70,21 +70,45 @@ def test_a_row_is_the_median_of_its_rounds_and_its_ratio_is_to_skillc_in_the_sam
 def test_the_closing_line_names_the_best_peer_and_judges_the_target() -> None:
     rows = [row("skillc", "direct", 0.5), row("langgraph", "direct", 4.0), row("openai-agents", "direct", 3.1)]
     text = table.render(rows, 1, 5)
-    assert "  langgraph        direct         4.000 ms  (4.000-4.000)           8.0x" in text
-    assert text.splitlines()[-2:] == ["best peer per mode: direct openai-agents 6.2x",
-                                      "skillc vs best peer per tool call: 6.2x (target ≥ 5x) MET"
+    assert "  langgraph              direct         4.000 ms  (4.000-4.000)           8.0x" in text
+    assert text.splitlines()[-2:] == ["as shipped: best peer per mode: direct openai-agents 6.2x",
+                                      "as shipped: skillc vs best peer per tool call: 6.2x (target ≥ 5x) MET"
                                       "  [best: openai-agents, direct]"]
     missed = table.render(rows + [row("pydantic-ai", "direct", 1.0)], 1, 5)
-    assert missed.splitlines()[-1].startswith("skillc vs best peer per tool call: 2.0x (target ≥ 5x) MISSED")
+    assert missed.splitlines()[-1].startswith("as shipped: skillc vs best peer per tool call: 2.0x (target ≥ 5x) MISSED")
     assert table.render([row("skillc", "direct", 0.5)], 1, 5).endswith("no peer measured")
+
+
+def persisted(framework: str, mode: str, persist: str, *ms: float) -> object:
+    return table.Row(framework, mode, tuple(v / 1000 for v in ms), persist)
+
+
+def test_the_peers_with_persistence_get_their_own_table_against_the_same_skillc_row() -> None:
+    rows = [persisted("skillc", "direct", "sqlite", 1.0), persisted("skillc", "direct", "memory", 0.6),
+            row("langgraph", "direct", 3.0), persisted("langgraph", "direct", "sqlite", 9.0)]
+    text = table.render(rows, 1, 5)
+    shipped, with_files = text.split(table.TITLES[table.PERSISTED])
+    assert table.TITLES[table.SHIPPED] in shipped
+    assert "skillc :memory:" in shipped and "0.6x" in shipped  # the file's share of skillc's figure
+    assert "langgraph +sqlite" not in shipped and "3.0x" in shipped
+    assert "skillc :memory:" not in with_files and "  skillc " in with_files
+    assert "langgraph +sqlite      direct         9.000 ms" in with_files and "9.0x" in with_files
+    # skillc's own :memory: row is no peer: the verdicts name LangGraph only
+    assert "as shipped: skillc vs best peer per tool call: 3.0x (target ≥ 5x) MISSED  [best: langgraph, direct]" in text
+    assert text.splitlines()[-1] == ("with persistence: skillc vs best peer per tool call: 9.0x (target ≥ 5x) MET"
+                                     "  [best: langgraph +sqlite, direct]")
+
+
+def test_the_tables_use_the_drivers_persist_words() -> None:
+    assert (table.NONE, table.SQLITE, table.MEMORY) == scenario.PERSIST
 
 
 def test_a_failed_measurement_is_shown_and_left_out_of_the_ratios() -> None:
     rows = [row("skillc", "mcp", 1.0, 1.2), row("pydantic-ai", "mcp"), row("langgraph", "mcp", 8.0)]
     text = table.render(rows, 2, 5)
-    assert "pydantic-ai      mcp              failed" in text
+    assert "pydantic-ai            mcp              failed" in text
     assert "7.3x  [1 of 2 rounds]" in text  # 8.0 over skillc's median of 1.0 and 1.2
-    assert text.splitlines()[-1].startswith("skillc vs best peer per tool call: 7.3x")
+    assert text.splitlines()[-1].startswith("as shipped: skillc vs best peer per tool call: 7.3x")
 
 
 @pytest.mark.parametrize("name", DRIVERS)
@@ -97,18 +121,48 @@ def test_each_driver_is_valid_python_with_its_entry_points(name: str) -> None:
         assert callable(module.serve)
 
 
-def test_every_framework_and_mode_becomes_one_job_with_existing_scripts() -> None:
+def test_every_framework_setup_and_mode_becomes_one_job_with_existing_scripts() -> None:
     run = load("run")
     jobs = run.jobs(list(run.DRIVERS), 5, 20, 3)
-    assert [(j.framework, j.mode) for j in jobs] == [
-        ("skillc", "direct"), ("langgraph", "direct"), ("openai-agents", "direct"), ("pydantic-ai", "direct"),
-        ("skillc", "mcp"), ("langgraph", "mcp"), ("openai-agents", "mcp"), ("pydantic-ai", "mcp"),
-        ("skillc", "served"), ("pydantic-ai", "served")]
+    each = [("skillc", "sqlite"), ("skillc", "memory"), ("langgraph", "none"), ("langgraph", "sqlite"),
+            ("openai-agents", "none"), ("openai-agents", "sqlite"), ("pydantic-ai", "none"), ("pydantic-ai", "sqlite")]
+    served = [("skillc", "sqlite"), ("skillc", "memory"), ("pydantic-ai", "none"), ("pydantic-ai", "sqlite")]
+    assert [(j.framework, j.persist, j.mode) for j in jobs] == (
+        [(f, p, "direct") for f, p in each] + [(f, p, "mcp") for f, p in each] + [(f, p, "served") for f, p in served])
     for job in jobs:
         assert Path(job.argv[1]).exists(), job
         assert "--calls" in job.argv and job.argv[job.argv.index("--calls") + 1] == "5"
-    served = [j for j in jobs if j.mode == "served"]
-    assert ["--sign" in j.argv for j in served] == [True, False]  # only skillc serve checks signatures
+        command = job.argv if job.mode != "served" else json.loads(job.argv[job.argv.index("--app") + 1])
+        assert command[command.index("--persist") + 1] == job.persist
+    assert ["--sign" in j.argv for j in jobs if j.mode == "served"] == [True, True, False, False]
+    shipped = run.jobs(list(run.DRIVERS), 5, 20, 3, ["shipped"])
+    assert {(j.framework, j.persist) for j in shipped} == {("skillc", "sqlite"), ("skillc", "memory"),
+                                                           ("langgraph", "none"), ("openai-agents", "none"),
+                                                           ("pydantic-ai", "none")}
+    assert {j.persist for j in run.jobs(list(run.DRIVERS), 5, 20, 3, ["persisted"])} == {"sqlite"}
+
+
+def test_pydantic_ais_message_log_keeps_each_runs_history_committed(tmp_path: Path) -> None:
+    """The persisted Pydantic AI row's store: every run's `all_messages_json()` a row of its own,
+    readable from another connection at once (committed, not left in a transaction)."""
+    import sqlite3
+
+    driver = load("pydantic_ai_driver")
+    log = driver.MessageLog(str(tmp_path / "messages.sqlite"))
+
+    class Result:
+        def __init__(self, body: bytes) -> None:
+            self.body = body
+
+        def all_messages_json(self) -> bytes:
+            return self.body
+
+    log.save(Result(b'[{"kind":"request"}]'))
+    log.save(Result(b'[{"kind":"response"}]'))
+    other = sqlite3.connect(tmp_path / "messages.sqlite")
+    assert other.execute("SELECT id, messages FROM conversations ORDER BY id").fetchall() == [
+        ("c1", b'[{"kind":"request"}]'), ("c2", b'[{"kind":"response"}]')]
+    assert driver.message_log("none") is None
 
 
 def test_a_venv_made_with_other_pins_is_not_ready(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,3 +186,13 @@ def test_skillcs_driver_plays_the_five_call_turn_against_the_stdio_tool_server()
     assert done.returncode == 0, done.stderr[-2000:]
     result = scenario.parse_report(done.stdout)
     assert len(result["samples"]) == 2 and result["median"] > 0
+
+
+def test_skillcs_driver_plays_the_turn_on_an_in_memory_store() -> None:
+    """The `:memory:` row is the same turn on SQLite's in-memory database (the driver refuses a
+    turn that made other than the scripted calls or answered other than the final text)."""
+    done = subprocess.run([sys.executable, str(PEERS / "skillc_driver.py"), "--mode", "direct", "--persist", "memory",
+                           "--turns", "2", "--warmup", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = scenario.parse_report(done.stdout)
+    assert result["persist"] == "memory" and len(result["samples"]) == 2
