@@ -94,7 +94,7 @@ def _line(row: Row, rows: list[Row], rounds: int) -> str:
     spread = f"({min(row.values) * 1000:.3f}-{max(row.values) * 1000:.3f})"
     short = f"  [{len(row.values)} of {rounds} rounds]" if len(row.values) < rounds else ""
     return (f"  {row.label:<22} {row.mode:<8} {row.median * 1000:>11.3f} ms  {spread:<18} "
-            f"{'' if r is None else f'{r:.1f}x':>9}{short}")
+            f"{'' if r is None else f'{r:.1f}x':>9}{short}").rstrip()
 
 
 def verdict(rows: list[Row]) -> list[str]:
