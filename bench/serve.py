@@ -11,10 +11,14 @@ session: 1 business call + 1 builtin call per turn.
   concurrent clients that sign every request (HMAC) and read the AG-UI stream to RUN_FINISHED.
 
 Added latency per tool call = (served turn latency − in-process turn latency) / tool calls per
-turn, at p50 and p99 of the sequential runs (N=1, so queueing does not count as overhead). Each
-side's first WARMUP turns are not counted (a cold first turn once made the in-process p99 larger
-than the served one), and the two sides alternate over `--rounds` rounds, which go first in turn:
-rows give the median of the rounds and its spread (min-max).
+turn, from the sequential rows (N=1, so queueing does not count as overhead), where the two sides
+take turns one by one in one event loop: in-process turn i, then served turn i (which goes first
+swaps every round), so a pair of turns sees the same machine at nearly the same moment. A round's
+p50 is the median of its pairs' differences (a paired measurement: a loaded machine moves both
+turns of a pair alike), its p99 the difference of the two sides' p99s. Each side's first WARMUP
+turns are not counted (a cold first turn once made the in-process p99 larger than the served
+one). The concurrent rows (N>1) run the sides one after the other, alternating over `--rounds`
+rounds. Rows give the median of the rounds and its spread (min-max).
 
     python bench/serve.py [--sessions 8] [--turns 80] [--rounds 3] [--time-limit 60]
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -31,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,10 +97,10 @@ def pct(values: list[float], q: float) -> float:
 
 # ---------------------------------------------------------------- in-process side
 
-async def in_process(tmp: Path, compiled: Path, concurrency: int, turns: int,
-                     deadline: float, tag: str) -> tuple[list[float], float, float]:
-    """Per-turn latencies of `turns` new-session turns, `concurrency` at a time (after WARMUP
-    uncounted turns), the wall time and this process's CPU seconds of the counted turns."""
+@contextlib.asynccontextmanager
+async def in_process_side(tmp: Path, compiled: Path, tag: str) -> AsyncIterator[Callable[[Any], Awaitable[float]]]:
+    """A runtime in this process and its turn: `turn(i)` opens session `in{tag}-{i}`, sends the
+    message and returns the seconds it took (after WARMUP uncounted turns)."""
     from skillc.runtime import Runtime, TraceWriter, load_compiled
     from skillc.runtime.mcp.gateway import McpGateway
     from skillc.runtime.store import Store
@@ -102,34 +108,51 @@ async def in_process(tmp: Path, compiled: Path, concurrency: int, turns: int,
     servers, model, _ = parts(tmp)
     config = config_for(tmp, compiled, f"inproc-{tag}.sqlite")
     store = Store(config.store.path)
-    latencies: list[float] = []
     async with McpGateway(servers) as gateway:
         runtime = Runtime(load_compiled(compiled), gateway, model, store, config.settings,
                           trace=TraceWriter(keep=False))
+
+        async def turn(i: Any) -> float:
+            t0 = time.perf_counter()
+            session = await runtime.open_session(dict(PLATFORM), session_id=f"in{tag}-{i}")
+            reply = await session.send("Create an article")
+            took = time.perf_counter() - t0
+            assert reply.suspended, reply.text
+            return took
+
         for w in range(WARMUP):  # the first turns load modules and warm caches: not counted
-            session = await runtime.open_session(dict(PLATFORM), session_id=f"warm-{tag}-{w}")
-            await session.send("Create an article")
+            await turn(f"warm{w}")
+        yield turn
+    store.close()
+
+
+async def in_process(tmp: Path, compiled: Path, concurrency: int, turns: int,
+                     deadline: float, tag: str) -> tuple[list[float], float, float]:
+    """Per-turn latencies of `turns` new-session turns, `concurrency` at a time (after WARMUP
+    uncounted turns), the wall time and this process's CPU seconds of the counted turns."""
+    latencies: list[float] = []
+    async with in_process_side(tmp, compiled, tag) as turn:
         queue = iter(range(turns))
 
         async def worker() -> None:
             for i in queue:
                 if time.monotonic() > deadline:
                     return
-                t0 = time.perf_counter()
-                session = await runtime.open_session(dict(PLATFORM), session_id=f"in{tag}-{i}")
-                reply = await session.send("Create an article")
-                latencies.append(time.perf_counter() - t0)
-                assert reply.suspended, reply.text
+                latencies.append(await turn(i))
 
         started, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    store.close()
     return latencies, wall, cpu
 
 
 def cpu_seconds(pid: int) -> float:
-    """A process's CPU time so far (user + system, from /proc; 0 where there is no /proc)."""
+    """A process's CPU time so far, every thread's: from /proc/<pid>/task/*/schedstat (ns), else
+    /proc/<pid>/stat (clock ticks, 10 ms apart: too coarse to time one turn); 0 without /proc."""
+    try:
+        return sum(int((task / "schedstat").read_text().split()[0]) for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
@@ -155,20 +178,18 @@ def child(port: int, tmp: str, compiled: str) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
-async def served(url: str, concurrency: int, turns: int, deadline: float, tag: str,
-                 pid: int) -> tuple[list[float], float]:
-    """Per-turn latencies over loopback (signed POST /agui, the stream read to its end) and the
-    server process's CPU seconds over the counted turns."""
+@contextlib.asynccontextmanager
+async def served_side(url: str, concurrency: int, tag: str) -> AsyncIterator[Callable[[Any], Awaitable[float]]]:
+    """An HTTP client of the served child and its turn: `turn(i)` posts a signed run of a new
+    thread `sv{tag}-{i}`, reads the AG-UI stream to its end and returns the seconds it took."""
     import httpx
 
     from skillc.runtime.server.auth import sign_request
 
-    latencies: list[float] = []
-    queue = iter(range(turns))
     limits = httpx.Limits(max_connections=concurrency + 2)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
 
-        async def turn(i: int | str) -> float:
+        async def turn(i: Any) -> float:
             body = json.dumps({"threadId": f"sv{tag}-{i}", "runId": f"run{tag}-{i}",
                                "messages": [{"id": "m1", "role": "user", "content": "Create an article"}]}).encode()
             headers = {**sign_request(SECRET, "POST", "/agui", body, PLATFORM), "Content-Type": "application/json"}
@@ -184,6 +205,16 @@ async def served(url: str, concurrency: int, turns: int, deadline: float, tag: s
 
         for w in range(WARMUP):
             await turn(f"warm{w}")
+        yield turn
+
+
+async def served(url: str, concurrency: int, turns: int, deadline: float, tag: str,
+                 pid: int) -> tuple[list[float], float]:
+    """Per-turn latencies over loopback (signed POST /agui, the stream read to its end) and the
+    server process's CPU seconds over the counted turns."""
+    latencies: list[float] = []
+    queue = iter(range(turns))
+    async with served_side(url, concurrency, tag) as turn:
 
         async def worker() -> None:
             for i in queue:
@@ -195,6 +226,34 @@ async def served(url: str, concurrency: int, turns: int, deadline: float, tag: s
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         cpu = cpu_seconds(pid) - cpu
     return latencies, cpu
+
+
+Side = tuple[list[float], float, float]  # (latencies, wall seconds, CPU seconds) of one side in one round
+
+
+async def paired(tmp: Path, compiled: Path, url: str, turns: int, deadline: float, tag: str, pid: int,
+                 served_first: bool) -> tuple[Side, Side]:
+    """The sequential row: the two sides take turns one by one in this event loop (in-process turn
+    i and served turn i back to back, `served_first` says which goes first). Each side's CPU is
+    counted over its own turns only: this process's for the in-process turns, the server's for
+    the served ones (the client's work is this process's and is not counted)."""
+    inproc: list[float] = []
+    over: list[float] = []
+    cpu_in = cpu_over = 0.0
+    async with in_process_side(tmp, compiled, tag) as in_turn, served_side(url, 1, tag) as served_turn:
+        for i in range(turns):
+            if time.monotonic() > deadline:
+                break
+            for side in (("served", "in") if served_first else ("in", "served")):
+                if side == "in":
+                    c0 = time.process_time()
+                    inproc.append(await in_turn(i))
+                    cpu_in += time.process_time() - c0
+                else:
+                    c0 = cpu_seconds(pid)
+                    over.append(await served_turn(i))
+                    cpu_over += cpu_seconds(pid) - c0
+    return (inproc, sum(inproc), cpu_in), (over, sum(over), cpu_over)
 
 
 def free_port() -> int:
@@ -245,15 +304,22 @@ def main() -> int:
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     rounds = max(1, args.rounds)
     # results[n][side] = one (latencies, wall, CPU seconds) per round
-    results: dict[int, dict[str, list[tuple[list[float], float, float]]]] = {}
+    results: dict[int, dict[str, list[Side]]] = {}
     try:
         wait_ready(url, proc)
         for r in range(rounds):
             for n in (1, args.sessions):
                 sides = results.setdefault(n, {"in-process": [], "served": []})
+                tag = f"{n}-{r}"
+                t0 = time.monotonic()
+                if n == 1:  # turn by turn, paired
+                    inside, outside = asyncio.run(paired(tmp, compiled, url, args.turns, t0 + args.time_limit, tag,
+                                                         proc.pid, served_first=r % 2 == 1))
+                    sides["in-process"].append(inside)
+                    sides["served"].append(outside)
+                    continue
                 order = ("in-process", "served") if r % 2 == 0 else ("served", "in-process")
                 for side in order:
-                    tag = f"{n}-{r}"
                     t0 = time.monotonic()
                     if side == "in-process":
                         sides[side].append(asyncio.run(in_process(tmp, compiled, n, args.turns, t0 + args.time_limit, tag)))
@@ -280,12 +346,13 @@ def main() -> int:
             print(f"{n:>8} | {side:<10} | {cell(rate):>22} | {cell(p50):>22} | {cell(p99):>22}")
     seq = results[1]
     pairs = list(zip(seq["in-process"], seq["served"]))
-    add50 = [(pct(o, .5) - pct(i, .5)) / CALLS_PER_TURN * 1000 for (i, _, _), (o, _, _) in pairs]
+    # p50: the median of the pairs' differences (turn i served − turn i in process)
+    add50 = [statistics.median(b - a for a, b in zip(i, o)) / CALLS_PER_TURN * 1000 for (i, _, _), (o, _, _) in pairs]
     add99 = [(pct(o, .99) - pct(i, .99)) / CALLS_PER_TURN * 1000 for (i, _, _), (o, _, _) in pairs]
     # CPU beside wall clock: on a loaded machine the latencies count other processes' time too;
     # the server's own CPU per turn against the in-process turn's is what the service adds
     add_cpu = [(oc / max(len(o), 1) - ic / max(len(i), 1)) / CALLS_PER_TURN * 1000 for (i, _, ic), (o, _, oc) in pairs]
-    print(f"\nadded latency per tool call (sequential, served − in-process, / {CALLS_PER_TURN}, per round): "
+    print(f"\nadded latency per tool call (sequential, paired turns: served − in-process, / {CALLS_PER_TURN}, per round): "
           f"p50 {cell(add50).strip()} ms, p99 {cell(add99).strip()} ms (target p50 <= 1 ms)")
     print(f"added CPU per tool call (sequential, the server process's CPU per turn − the in-process turn's, "
           f"/ {CALLS_PER_TURN}, per round): {cell(add_cpu).strip()} ms")
