@@ -308,7 +308,7 @@ def main() -> int:
     try:
         wait_ready(url, proc)
         for r in range(rounds):
-            for n in (1, args.sessions):
+            for n in dict.fromkeys((1, args.sessions)):
                 sides = results.setdefault(n, {"in-process": [], "served": []})
                 tag = f"{n}-{r}"
                 t0 = time.monotonic()

@@ -7,14 +7,15 @@ from typing import Any
 from ag_ui.core import Message, RunAgentInput
 from pydantic import Field, ValidationError
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from skillc.runtime import telemetry
 from skillc.runtime.text.idtext import ascii_int
 from skillc.runtime.server.context import ServerContext
 from skillc.runtime.server.errors import ApiError
-from skillc.runtime.server.runs import RunLog, sse_frames
+from skillc.runtime.server.run_stream import RunStream
+from skillc.runtime.server.runs import RunLog
 from skillc.runtime.server.traces import check_id
 
 
@@ -23,10 +24,6 @@ class RunInput(RunAgentInput):
     (`resume`) has no new message to send, and `messages` is not read then (docs/API.md)."""
 
     messages: list[Message] = Field(default_factory=list)
-
-
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-KEEPALIVE = 15.0  # seconds of quiet before a keep-alive comment
 
 
 def routes(ctx: ServerContext) -> list[BaseRoute]:
@@ -84,15 +81,11 @@ def _replay(request: Request, ctx: ServerContext, known: RunLog, owner: str, thr
     return stream(known, seen + 1)
 
 
-def stream(run: RunLog, start: int) -> StreamingResponse:
-    """The run's events from `start` as Server-Sent Events, live until it ends."""
-
-    async def frames() -> AsyncIterator[str]:
-        async for first, batch in run.follow(start, idle=KEEPALIVE):
-            yield sse_frames(first, batch)
-        await run.acknowledged()  # every frame was handed to the client's connection
-
-    return StreamingResponse(frames(), media_type="text/event-stream", headers=SSE_HEADERS)
+def stream(run: RunLog, start: int) -> Response:
+    """The run's events from `start` as Server-Sent Events, live until it ends
+    (runtime/server/run_stream.py)."""
+    response: Response = RunStream(run, start)
+    return response
 
 
 def last_user_message(messages: list[Any]) -> tuple[str, str] | None:

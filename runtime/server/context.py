@@ -73,6 +73,9 @@ class ServerContext:
         self._locks: dict[str, asyncio.Lock] = {}
         self._gated: dict[str, str | None] = {}  # session -> toolCallId of the write awaiting approval
         self._mappers: dict[str, RunMapper] = {}  # session -> its run's mapper, while the run runs (under its lock)
+        # session -> its last run's acknowledgement while it is being stored (after that run's
+        # response ended): the session's next run waits for it, as if it came before the end
+        self._acking: dict[str, asyncio.Future[None]] = {}
         self._open_lock = asyncio.Lock()
         self._probe: asyncio.Future[dict[str, Any]] | None = None  # /readyz's store check in flight
         self._probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillc-readyz")
@@ -253,6 +256,9 @@ class ServerContext:
         it is not loadable)."""
         if self.shutting_down:
             raise ApiError("SHUTTING_DOWN", "the service is shutting down; retry on another instance")
+        acking = self._acking.get(thread_id)
+        if acking is not None:  # the last run's reply is being marked delivered: that comes first
+            await asyncio.shield(acking)
         session = await self.session(identity, thread_id, create=True)
         lock = self.lock_of(thread_id)
         if lock.locked():
@@ -320,7 +326,7 @@ class ServerContext:
                 reply = SimpleNamespace(text=pending["question"] if pending else "", task=session.env.task.id)
             mapper.finish(reply)
             if action != "repeat":
-                run.acknowledge = functools.partial(session.acknowledge, session.env.session.turn)
+                run.acknowledge = functools.partial(self._acknowledge, session, session.env.session.turn)
             self._gated[session.id] = mapper.gated_call()
         except CallerError as exc:  # the store's lease held elsewhere (another process), or a failed commit
             mapper.error(str(exc), exc.name)
@@ -335,6 +341,18 @@ class ServerContext:
                 self._record_thread.submit(self._record, run)
             except RuntimeError:  # shutting down: the thread is gone, record it here
                 self._record(run)
+
+    async def _acknowledge(self, session: Any, turn: int) -> None:
+        """Mark the reply of `turn` delivered (its run's response has ended); the session's next
+        run waits until this is stored (`start_run`)."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._acking[session.id] = done
+        try:
+            await session.acknowledge(turn)
+        finally:
+            done.set_result(None)
+            if self._acking.get(session.id) is done:
+                del self._acking[session.id]
 
     def _record(self, run: RunLog) -> None:
         try:

@@ -105,6 +105,7 @@ class RunMapper:
                   "suspended": interrupt is not None}
         self.put(RunFinishedEvent(thread_id=self.run.thread_id, run_id=self.run.run_id, result=result,
                                   outcome=outcome))
+        self.run.finished = True  # its reply is delivered once a client reads this far
 
     def error(self, message: str, code: str, metadata: dict[str, Any] | None = None) -> None:
         """RUN_ERROR after closing what is open (the run is over)."""

@@ -19,6 +19,9 @@ from pathlib import Path
 log = logging.getLogger("skillc.server")
 
 
+LINGER = 0.02  # seconds a follower lets a running run go on before writing what it added
+
+
 @dataclass
 class RunLog:
     """One run: its thread, owner, encoded events (JSON text, in order) and whether it ended."""
@@ -32,52 +35,86 @@ class RunLog:
     # the turn's acknowledgement (Session.acknowledge of its reply), called once a client has
     # read the stream to RUN_FINISHED; None when there is nothing to acknowledge (or it was)
     acknowledge: Callable[[], Awaitable[None]] | None = None
-    _wake: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    finished: bool = False  # its last event is RUN_FINISHED (the mapper says so: no event is parsed)
+    # followers waiting: woken by the next event (`_waiters`) or by the run's end only (`_enders`);
+    # an event nobody waits for wakes nothing
+    _waiters: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
+    _enders: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
 
     def append(self, data: str) -> None:
         """Add one encoded event and wake every follower."""
         self.events.append(data)
-        self._signal()
+        if self._waiters:
+            self._wake(self._waiters)
 
     def close(self) -> None:
         """The run ended: followers drain what is left and stop."""
         self.done = True
-        self._signal()
+        self.wake()
 
-    def _signal(self) -> None:
-        self._wake.set()
-        self._wake = asyncio.Event()
+    def wake(self) -> None:
+        """Wake every follower (an event, the end, or a follower's client gone)."""
+        self._wake(self._waiters)
+        self._wake(self._enders)
 
-    async def follow(self, start: int = 0, idle: float | None = None) -> AsyncIterator[tuple[int, list[str]]]:
+    @staticmethod
+    def _wake(futures: list[asyncio.Future[None]]) -> None:
+        for fut in futures:
+            if not fut.done():
+                fut.set_result(None)
+        futures.clear()
+
+    async def _wait(self, futures: list[asyncio.Future[None]], timeout: float | None) -> None:
+        """Until woken through `futures` or `timeout` seconds passed (one timer, no extra task)."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        futures.append(fut)
+        timer = None if timeout is None else loop.call_later(timeout, _expire, fut)
+        try:
+            await fut
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if fut in futures:
+                futures.remove(fut)
+
+    async def follow(self, start: int = 0, idle: float | None = None,
+                     linger: float = 0.0) -> AsyncIterator[tuple[int, list[str]]]:
         """(index of the first, events) batches from `start` on, live until the run ends: all that
         is there at each wake-up goes out together (one write per batch, not per event). With
-        `idle`, an empty batch comes after that many quiet seconds (for a keep-alive)."""
+        `linger`, a running run is given that many seconds (or until it ends) to add more before
+        a batch goes: a fast turn is one write, a slow one shows its events at most `linger` late.
+        With `idle`, an empty batch comes after that many quiet seconds (for a keep-alive)."""
         i = max(0, start)
         while True:
             if i < len(self.events):
+                if linger and not self.done:
+                    await self._wait(self._enders, linger)
                 batch = self.events[i:]
                 yield i, batch
                 i += len(batch)
                 continue
             if self.done:
                 return
-            try:  # a deadline on this task, not wait_for's extra task per wake-up
-                async with asyncio.timeout(idle):
-                    await self._wake.wait()
-            except TimeoutError:
+            await self._wait(self._waiters, idle)
+            if i == len(self.events) and not self.done and idle is not None:
                 yield i, []
-
 
     async def acknowledged(self) -> None:
         """A follower read the whole stream: a run that ended with RUN_FINISHED has delivered its
         reply (a failure to record that only means the reply is given once more)."""
         ack, self.acknowledge = self.acknowledge, None
-        if ack is None or not self.events or json.loads(self.events[-1]).get("type") != "RUN_FINISHED":
+        if ack is None or not self.finished:
             return
         try:
             await ack()
         except Exception:  # the store away a moment: the next turn gives the reply first
             log.warning("run %s: its reply could not be marked delivered", self.run_id, exc_info=True)
+
+
+def _expire(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 class RunRegistry:
