@@ -28,3 +28,10 @@ def encode(kind: EventType, fields: dict[str, Any], metadata: dict[str, Any] | N
         if value is not None:
             event[name] = value
     return jsontext.dumps(event)
+
+
+def encode_with_raw(kind: EventType, fields: dict[str, Any], name: str, raw: str) -> str:
+    """`encode`, with one more field last whose value is given as JSON text already (a state
+    snapshot: encoded once, not read back to be encoded again)."""
+    head = encode(kind, fields)
+    return f"{head[:-1]},{jsontext.dumps(name)}:{raw}}}"

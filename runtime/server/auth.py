@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ DEV_HEADER = ("X-Skillc-Auth", "dev-insecure")
 # the example data's organisation and user, so the bundled studio plays as it is in development mode
 DEV_IDENTITY: dict[str, Any] = {"userId": 7, "name": "dev", "organId": 9}
 _NONCE = re.compile(r"[A-Za-z0-9._~-]{8,128}")  # whole values only (fullmatch)
+IDENTITIES = 1024  # decoded identity headers a GatewayAuth keeps, least recently used out first
 _SIGNATURE = re.compile(r"v1=([0-9a-f]{64})")
 
 
@@ -154,6 +156,11 @@ class GatewayAuth:
     """Who an unsigned request without X-Skillc-Identity is in development mode (default DEV_IDENTITY)."""
     nonces: NonceCache | StoredNonces = field(init=False)  # in memory until the store is open
     _last_warning: float = field(default=0.0, init=False)
+    # X-Skillc-Identity text -> its platform fields, for headers whose request's signature held
+    # (IDENTITIES at most, LRU): a caller's every request carries the same header, decoded once.
+    # The signature and the nonce are checked on every request all the same.
+    _identities: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict, init=False, repr=False)
+    _identities_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.dev and not self.secret:
@@ -182,18 +189,46 @@ class GatewayAuth:
 
     def identify(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Identity:
         """The caller of one request, or ApiError 401 (docs/API.md §1, checks in order)."""
+        caller, nonce, now = self.verify(method, target, headers, body)
+        if nonce is not None:
+            self.claim(nonce, now)
+        return caller
+
+    def verify(self, method: str, target: str, headers: Mapping[str, str],
+               body: bytes) -> tuple[Identity, str | None, float]:
+        """Every check but the replay: (the caller, the nonce still to `claim`, the time of the
+        check); the nonce is None in development mode. ApiError 401 when a check fails."""
         checked = self.precheck(headers)
         if checked is None:
-            return self._dev_identity(headers)
+            return self._dev_identity(headers), None, 0.0
         identity, ts, nonce, signature = checked
         now = self.clock()
         expected = hmac.new(str(self.secret).encode(), string_to_sign(ts, nonce, method, target, body, identity),
                             hashlib.sha256).hexdigest()
         if not hmac.compare_digest(expected, signature):
             raise ApiError("AUTH_BAD_SIGNATURE", "the signature does not match this request")
+        return Identity(self._platform_of(identity)), nonce, now
+
+    def claim(self, nonce: str, now: float) -> None:
+        """Record a verified request's nonce; ApiError AUTH_REPLAYED when it was used before
+        (with a store, on the store's threads: it writes)."""
         if self.nonces.seen(nonce, now):
             raise ApiError("AUTH_REPLAYED", "this nonce was already used: a replayed request")
-        return Identity(decode_identity(identity, self.hidden))
+
+    def _platform_of(self, header: str) -> dict[str, Any]:
+        """The platform fields of a verified identity header, decoded once per header text (a
+        copy each time: a caller may change what it gets)."""
+        with self._identities_lock:
+            found = self._identities.get(header)
+            if found is not None:
+                self._identities.move_to_end(header)
+                return dict(found)
+        platform = decode_identity(header, self.hidden)
+        with self._identities_lock:
+            self._identities[header] = platform
+            while len(self._identities) > IDENTITIES:
+                self._identities.popitem(last=False)
+        return dict(platform)
 
     def _dev_identity(self, headers: Mapping[str, str]) -> Identity:
         now = self.clock()

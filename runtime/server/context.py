@@ -157,11 +157,16 @@ class ServerContext:
         target = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1")
         if request.scope.get("query_string"):
             target += "?" + request.scope["query_string"].decode("latin-1")
-        if self.runtime is not None and getattr(self.auth, "nonces", None) is not None:
+        # the signature on the loop (microseconds); only the nonce's claim reaches the store
+        caller, nonce, now = self.auth.verify(request.method, target, request.headers, body)
+        if nonce is None:
+            return caller
+        if self.runtime is not None and isinstance(self.auth.nonces, StoredNonces):
             # a signed request's nonce is claimed in the store: on the store's threads, never the loop
-            return await offloop.call(self.runtime.store, self.auth.identify, request.method, target,
-                                      request.headers, body)
-        return self.auth.identify(request.method, target, request.headers, body)
+            await offloop.call(self.runtime.store, self.auth.claim, nonce, now)
+        else:
+            self.auth.claim(nonce, now)
+        return caller
 
     async def session(self, identity: Identity, session_id: str, *, create: bool = False) -> Any:
         """The caller's session (opened on first use); 403 for another caller's, 404 if absent."""

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import logging
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any
 
-from ag_ui.core import (PROTOCOL_VERSION, BaseEvent, EventType, RunFinishedEvent, RunFinishedInterruptOutcome,
-                        RunFinishedSuccessOutcome)
+from ag_ui.core import PROTOCOL_VERSION, EventType
 
 from skillc.runtime.text import jsontext
 from skillc.runtime.words.errors import ErrorName
 from skillc.runtime.words.events import EventName
 from skillc.runtime.model.base import ModelError
-from skillc.runtime.server.agui_wire import encode
+from skillc.runtime.server.agui_wire import encode, encode_with_raw
 from skillc.runtime.server.errors import RUN_ERRORS, ApiError
 from skillc.runtime.server.interrupts import interrupt_of
 from skillc.runtime.server.runs import RunLog
@@ -27,10 +25,6 @@ from skillc.runtime.server.runs import RunLog
 log = logging.getLogger("skillc.server")
 
 _RESULT_FIELDS = ("ok", "error", "code", "evidence", "status", "business_ok", "message")
-
-
-def _ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _json(value: Any) -> str:
@@ -51,12 +45,6 @@ class RunMapper:
 
     # ------------------------------------------------------------ output
 
-    def put(self, event: BaseEvent) -> None:
-        """Stamp and append one event given as a model (the run's last, whose shape varies)."""
-        if event.timestamp is None:
-            event.timestamp = _ms()
-        self.run.append(event.model_dump_json(by_alias=True))
-
     def emit(self, kind: EventType, fields: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
         """Append one fixed-shape event, encoded once without a model (runtime/server/agui_wire.py)."""
         self.run.append(encode(kind, fields, metadata))
@@ -67,8 +55,9 @@ class RunMapper:
 
     def snapshot(self) -> None:
         """STATE_SNAPSHOT: the session state, as GET /api/sessions/{id}/state returns it."""
-        # through JSON text and back: what the state endpoint sends (unknown objects as their str())
-        self.emit(EventType.STATE_SNAPSHOT, {"snapshot": jsontext.loads(jsontext.dumps(self.session.state()))})
+        # the state's JSON text as the state endpoint sends it (unknown objects as their str()),
+        # written into the event as it is: encoded once, never read back
+        self.run.append(encode_with_raw(EventType.STATE_SNAPSHOT, {}, "snapshot", jsontext.dumps(self.session.state())))
 
     def start(self) -> None:
         """RUN_STARTED, declaring the AG-UI version spoken (a producer must)."""
@@ -99,12 +88,14 @@ class RunMapper:
             self.emit(EventType.TEXT_MESSAGE_END, {"messageId": mid})
         self.snapshot()
         interrupt = interrupt_of(self.session, self.digest_key, self.gated_call())
-        outcome: Any = RunFinishedSuccessOutcome() if interrupt is None else RunFinishedInterruptOutcome(
-            interrupts=[interrupt])
+        # RunFinishedSuccessOutcome / RunFinishedInterruptOutcome as the package writes them; the
+        # interrupt stays its model (interrupts.py builds it), dumped in its own wire form
+        outcome: dict[str, Any] = {"type": "success"} if interrupt is None else {
+            "type": "interrupt", "interrupts": [interrupt.model_dump(by_alias=True, mode="json")]}
         result = {"reply": getattr(reply, "text", None), "task": getattr(reply, "task", None),
                   "suspended": interrupt is not None}
-        self.put(RunFinishedEvent(thread_id=self.run.thread_id, run_id=self.run.run_id, result=result,
-                                  outcome=outcome))
+        self.emit(EventType.RUN_FINISHED, {"threadId": self.run.thread_id, "runId": self.run.run_id,
+                                           "result": result, "outcome": outcome})
         self.run.finished = True  # its reply is delivered once a client reads this far
 
     def error(self, message: str, code: str, metadata: dict[str, Any] | None = None) -> None:

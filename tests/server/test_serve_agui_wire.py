@@ -55,3 +55,16 @@ def test_values_are_encoded_as_the_package_encodes_them() -> None:
     step = encode(EventType.STEP_STARTED, {"stepName": "n1"}, {"skill": "s"})
     stamp = json.loads(step)["timestamp"]
     assert step == StepStartedEvent(step_name="n1", metadata={"skill": "s"}, timestamp=stamp).model_dump_json(by_alias=True)
+
+
+def test_a_snapshot_written_from_its_json_text_is_the_packages_encoding() -> None:
+    from ag_ui.core import StateSnapshotEvent
+
+    from skillc.runtime.server.agui_wire import encode_with_raw
+    from skillc.runtime.text import jsontext
+
+    state = {"session": "s1", "turn": 2, "values": {"é": [1, 2.5, None]}, "pending": None, "big": 2 ** 70}
+    ours = encode_with_raw(EventType.STATE_SNAPSHOT, {}, "snapshot", jsontext.dumps(state))
+    stamp = json.loads(ours)["timestamp"]
+    assert ours == StateSnapshotEvent(snapshot=state, timestamp=stamp).model_dump_json(by_alias=True)
+    assert package_encoding(ours) == f"data: {ours}\n\n"

@@ -88,3 +88,36 @@ def test_a_store_that_cannot_record_the_nonce_refuses_the_request() -> None:
     with pytest.raises(ApiError) as err:
         auth.identify("GET", "/x", headers, b"")
     assert err.value.code == "AUTH_UNAVAILABLE" and err.value.status == 503
+
+
+def test_an_identity_header_is_decoded_once_and_every_request_is_still_checked(monkeypatch: Any) -> None:
+    """The decoded identity is cached per header text (bounded LRU, docs/ARCHITECTURE.md Caches);
+    the signature and the nonce are checked on every request, cached header or not."""
+    from skillc.runtime.server import auth as auth_mod
+
+    decoded: list[str] = []
+    real = auth_mod.decode_identity
+    monkeypatch.setattr(auth_mod, "decode_identity", lambda v, hidden=(): decoded.append(v) or real(v, hidden))
+    now = 1_800_000_000.0
+    auth = GatewayAuth(secret="s3cret", skew=300, clock=lambda: now)
+
+    def signed(platform: dict[str, Any], body: bytes = b"{}") -> dict[str, str]:
+        return {k.lower(): v for k, v in sign_request("s3cret", "POST", "/agui", body, platform, now=now).items()}
+
+    first = auth.identify("POST", "/agui", signed({"userId": 1, "organId": 2}), b"{}")
+    first.platform["userId"] = 99  # what a caller does with its copy stays its own
+    again = auth.identify("POST", "/agui", signed({"userId": 1, "organId": 2}), b"{}")
+    assert again.platform == {"userId": 1, "organId": 2} and len(decoded) == 1
+    forged = signed({"userId": 1, "organId": 2}, b"{}")
+    with pytest.raises(ApiError) as err:  # the same (cached) identity over another body: refused
+        auth.identify("POST", "/agui", forged, b'{"other": 1}')
+    assert err.value.code == "AUTH_BAD_SIGNATURE"
+    auth.identify("POST", "/agui", forged, b"{}")
+    with pytest.raises(ApiError) as err:  # the same request again: a replay, cached identity or not
+        auth.identify("POST", "/agui", forged, b"{}")
+    assert err.value.code == "AUTH_REPLAYED"
+    for user in range(auth_mod.IDENTITIES + 5):  # bounded: the oldest header goes first
+        auth.identify("POST", "/agui", signed({"userId": 1000 + user}), b"{}")
+    assert len(auth._identities) == auth_mod.IDENTITIES
+    auth.identify("POST", "/agui", signed({"userId": 1, "organId": 2}), b"{}")
+    assert decoded.count(decoded[0]) == 2  # evicted, decoded again
