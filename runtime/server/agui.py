@@ -30,7 +30,9 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     """The AG-UI routes."""
 
     async def run(request: Request) -> Response:
-        identity = await ctx.identify(request)
+        # the signature is checked first; the nonce is claimed in the session's first store call
+        # (before anything is done for the request), or alone where there is none
+        identity, claim = await ctx.verify(request)
         try:
             data = RunInput.model_validate_json(await request.body())
         except ValidationError as exc:
@@ -40,11 +42,13 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         check_id(data.run_id, "runId")
         known = ctx.runs.get(data.run_id)
         if known is not None:
+            await ctx.claim(claim)
             return _replay(request, ctx, known, identity.owner, data.thread_id)
         # the run's task copies the context it is created in: a caller's traceparent is its parent
         with telemetry.caller_context(ctx.telemetry, request.headers):
             run_log = await ctx.start_run(identity, data.thread_id, data.run_id, last_user_message(data.messages),
-                                          list(data.resume or []), agent=picked_agent(data.forwarded_props))
+                                          list(data.resume or []), agent=picked_agent(data.forwarded_props),
+                                          claim=claim)
         return stream(run_log, 0)
 
     async def again(request: Request) -> Response:

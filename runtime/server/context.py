@@ -40,7 +40,9 @@ from skillc.runtime.words.vocab import FINAL_TASK, NodeStatus
 
 log = logging.getLogger("skillc.server")
 LIVE_SESSIONS = 5000
+Claim = tuple[str, float]  # a verified request's nonce and when it was checked, not claimed yet
 READY_WAIT = 0.08  # seconds /readyz waits for the store's answer (it answers within 100 ms)
+RECORD_DELAY = 0.05  # seconds a finished run waits to be recorded with the others that finish meanwhile
 
 
 class ServerContext:
@@ -80,8 +82,11 @@ class ServerContext:
         self._probe: asyncio.Future[dict[str, Any]] | None = None  # /readyz's store check in flight
         self._probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillc-readyz")
         # a finished run's record is written on a thread of its own: creating a file costs the
-        # loop a quarter of a millisecond, on the way to the run's last frames
+        # loop a quarter of a millisecond, on the way to the run's last frames; the runs that
+        # finish within RECORD_DELAY go to it together (one wake-up of the thread, not one per run)
         self._record_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillc-runs")
+        self._unrecorded: list[RunLog] = []
+        self._record_timer: asyncio.TimerHandle | None = None
         self.traces = TraceFiles(trace_root)
 
     # ------------------------------------------------------------ lifecycle
@@ -144,6 +149,9 @@ class ServerContext:
         except Exception:  # closing is best effort: the process is going away
             log.exception("closing the store, MCP servers or model")
         await self.feed.aclose()
+        if self._record_timer is not None:
+            self._record_timer.cancel()
+        self._record_now()
         self._record_thread.shutdown(wait=True)  # every finished run on disk before the process goes
         self.traces.close()
 
@@ -152,36 +160,69 @@ class ServerContext:
     async def identify(self, request: Request) -> Identity:
         """The caller of a request (ApiError 401 when its signature does not hold). The headers
         are checked before the body is read: an unsigned or expired request costs no read."""
+        caller, claim = await self.verify(request)
+        await self.claim(claim)
+        return caller
+
+    async def verify(self, request: Request) -> tuple[Identity, Claim | None]:
+        """`identify` but for a nonce kept in the store: (the caller, the claim still to make,
+        before anything is done for the request: `claim` or `session(claim=)`, which makes it in
+        the same store call as its first read). The signature is checked here, on the loop."""
         self.auth.precheck(request.headers)
         body = await request.body()
         target = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1")
         if request.scope.get("query_string"):
             target += "?" + request.scope["query_string"].decode("latin-1")
-        # the signature on the loop (microseconds); only the nonce's claim reaches the store
         caller, nonce, now = self.auth.verify(request.method, target, request.headers, body)
         if nonce is None:
-            return caller
-        if self.runtime is not None and isinstance(self.auth.nonces, StoredNonces):
-            # a signed request's nonce is claimed in the store: on the store's threads, never the loop
-            await offloop.call(self.runtime.store, self.auth.claim, nonce, now)
-        else:
-            self.auth.claim(nonce, now)
-        return caller
+            return caller, None
+        if self.runtime is None or not isinstance(self.auth.nonces, StoredNonces):
+            self.auth.claim(nonce, now)  # in this process's memory: at once, on the loop
+            return caller, None
+        return caller, (nonce, now)
 
-    async def session(self, identity: Identity, session_id: str, *, create: bool = False) -> Any:
-        """The caller's session (opened on first use); 403 for another caller's, 404 if absent."""
+    async def claim(self, claim: Claim | None) -> None:
+        """Make a claim `verify` left (ApiError AUTH_REPLAYED for a replayed request)."""
+        if claim is not None:
+            await self._io(self._claimed, claim, None)
+
+    async def _io_claiming(self, claim: Claim | None, fn: Callable[..., Any], *args: Any) -> Any:
+        """`_io(fn, *args)`, the request's nonce claimed first in the same store call when there
+        is one to claim (one round trip for the two)."""
+        if claim is None:
+            return await self._io(fn, *args)
+        return await self._io(self._claimed, claim, fn, *args)
+
+    def _claimed(self, claim: Claim | None, fn: Callable[..., Any] | None, *args: Any) -> Any:
+        """On a store thread: the request's nonce claimed (when there is one to claim), then
+        `fn(*args)`: the two in one round trip."""
+        if claim is not None:
+            self.auth.claim(*claim)
+        return fn(*args) if fn is not None else None
+
+    async def session(self, identity: Identity, session_id: str, *, create: bool = False,
+                      claim: Claim | None = None) -> Any:
+        """The caller's session (opened on first use); 403 for another caller's, 404 if absent.
+        `claim`: the request's nonce, claimed in the first store call made here (before the
+        session is opened or created), or alone when none is made."""
         check_id(session_id, "a session id")
         # the store is asked once per request whether it holds a newer version (one round trip):
         # a session just opened from the store, or a live one just compared with it, is current
         async with self._open_lock:
             session = self._sessions.get(session_id)
-            if session is not None and await self._stale(session):
-                session = None  # another worker changed it (a shared store): reopen it from the store
+            if session is not None and self.lock_of(session_id).locked():
+                await self.claim(claim)  # a turn of it runs here: nothing to compare, the claim alone
+                claim = None
+            elif session is not None:
+                stored_version: int = await self._io_claiming(claim, self.runtime.store.version_of, session_id)
+                claim = None
+                if stored_version != 0 and stored_version != session.env.session.version:
+                    session = None  # another worker changed it (a shared store): reopen it from the store
             if session is not None:
                 self._sessions.move_to_end(session_id)
             else:
                 # the owner from the session's row alone: its history is read once, by open_session
-                stored = await self._io(self.runtime.store.session_head, session_id)
+                stored = await self._io_claiming(claim, self.runtime.store.session_head, session_id)
                 if stored is None and not create:
                     raise ApiError("SESSION_NOT_FOUND", f"no session {session_id}")
                 if stored is not None and owner_of(stored.platform) != identity.owner:
@@ -195,16 +236,6 @@ class ServerContext:
     async def _io(self, fn: Any, *args: Any) -> Any:
         """A store call on the store's threads (runtime/store/offloop.py): the loop never waits."""
         return await offloop.call(self.runtime.store, fn, *args)
-
-    async def _stale(self, session: Any) -> bool:
-        """True when the store holds a newer version of this live session than this process has
-        (several workers on one PostgreSQL store); never while this process runs a turn of it."""
-        return not self.lock_of(session.id).locked() and await self._newer_in_store(session)
-
-    async def _newer_in_store(self, session: Any) -> bool:
-        """The store holds a committed version of the session other than this process's copy."""
-        stored: int = await self._io(self.runtime.store.version_of, session.id)
-        return stored != 0 and stored != session.env.session.version
 
     def adopt(self, session: Any) -> None:
         """Keep a session opened elsewhere (REST open) as this process's live one."""
@@ -255,16 +286,18 @@ class ServerContext:
     # ------------------------------------------------------------ runs
 
     async def start_run(self, identity: Identity, thread_id: str, run_id: str, message: tuple[str, str] | None,
-                        resume: list[Any] | None, agent: str | None = None) -> RunLog:
+                        resume: list[Any] | None, agent: str | None = None, claim: Claim | None = None) -> RunLog:
         """Check the input under the session's lock, then run it as a task; the run's log follows.
         `agent`: the agent the user picked for a task the message starts (422 UNKNOWN_AGENT when
-        it is not loadable)."""
+        it is not loadable). `claim`: the request's nonce not claimed yet (`verify`), claimed
+        before anything else touches the store."""
         if self.shutting_down:
+            await self.claim(claim)  # a replay is told so first, as before
             raise ApiError("SHUTTING_DOWN", "the service is shutting down; retry on another instance")
         acking = self._acking.get(thread_id)
         if acking is not None:  # the last run's reply is being marked delivered: that comes first
             await asyncio.shield(acking)
-        session = await self.session(identity, thread_id, create=True)
+        session = await self.session(identity, thread_id, create=True, claim=claim)
         lock = self.lock_of(thread_id)
         if lock.locked():
             raise ApiError(SessionBusy.name, f"session {thread_id} has a run in progress")
@@ -342,10 +375,9 @@ class ServerContext:
             del self._mappers[session.id]
             lock.release()
             run.close()
-            try:
-                self._record_thread.submit(self._record, run)
-            except RuntimeError:  # shutting down: the thread is gone, record it here
-                self._record(run)
+            self._unrecorded.append(run)
+            if self._record_timer is None:
+                self._record_timer = asyncio.get_running_loop().call_later(RECORD_DELAY, self._record_now)
 
     async def _acknowledge(self, session: Any, turn: int) -> None:
         """Mark the reply of `turn` delivered (its run's response has ended); the session's next
@@ -359,11 +391,22 @@ class ServerContext:
             if self._acking.get(session.id) is done:
                 del self._acking[session.id]
 
-    def _record(self, run: RunLog) -> None:
+    def _record_now(self) -> None:
+        """Hand the finished runs not yet recorded to the record thread (here when it is gone)."""
+        self._record_timer = None
+        runs, self._unrecorded = self._unrecorded, []
+        if not runs:
+            return
         try:
-            self.runs.finished(run)
-        except OSError:  # the run is still in memory; only a restart would forget it
-            log.exception("cannot record run %s", run.run_id)
+            self._record_thread.submit(self._record, runs)
+        except RuntimeError:  # shutting down: the thread is gone, record them here
+            self._record(runs)
+
+    def _record(self, runs: list[RunLog]) -> None:
+        try:
+            self.runs.finished(*runs)
+        except OSError:  # the runs are still in memory; only a restart would forget them
+            log.exception("cannot record runs %s", ", ".join(r.run_id for r in runs))
 
     def _on_trace(self, event: dict[str, Any]) -> None:
         self.traces.write(event)

@@ -139,13 +139,16 @@ class RunRegistry:
         if run is not None or self.root is None:
             return run
         try:
-            data = json.loads(self._file(run_id).read_text(encoding="utf-8"))
+            head, *events = self._file(run_id).read_text(encoding="utf-8").split("\n")
+            data = json.loads(head)
         except (OSError, ValueError):
             return None
-        if data.get("run_id") != run_id:
+        if not isinstance(data, dict) or data.get("run_id") != run_id:
             return None
-        return RunLog(run_id=run_id, thread_id=data["thread_id"], owner=data["owner"], events=data["events"],
-                      done=True)
+        if "events" in data:  # a record written before records were JSON lines: one document
+            events = data["events"]
+        return RunLog(run_id=run_id, thread_id=data["thread_id"], owner=data["owner"],
+                      events=[e for e in events if e], done=True)
 
     def add(self, run: RunLog) -> None:
         """Register a new run; evict the oldest finished ones beyond the limit."""
@@ -154,14 +157,17 @@ class RunRegistry:
             for rid in [r for r, log in self._runs.items() if log.done][: len(self._runs) - self.limit]:
                 del self._runs[rid]
 
-    def finished(self, run: RunLog) -> None:
-        """Record a finished run on disk (one write, at its end)."""
+    def finished(self, *runs: RunLog) -> None:
+        """Record finished runs on disk, one file each: a line naming the run, then its events as
+        they were sent (JSON text already: written as it is, not escaped into one document)."""
         if self.root is None:
             return
-        doc = {"run_id": run.run_id, "thread_id": run.thread_id, "owner": run.owner, "events": run.events}
-        tmp = self._file(run.run_id).with_suffix(".tmp")
-        tmp.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(self._file(run.run_id))
+        for run in runs:
+            head = json.dumps({"run_id": run.run_id, "thread_id": run.thread_id, "owner": run.owner},
+                              ensure_ascii=False)
+            tmp = self._file(run.run_id).with_suffix(".tmp")
+            tmp.write_text("\n".join([head, *run.events]) + "\n", encoding="utf-8")
+            tmp.replace(self._file(run.run_id))
 
     def running(self) -> list[RunLog]:
         """Runs still in progress (graceful shutdown waits on these)."""

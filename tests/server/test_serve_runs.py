@@ -33,3 +33,20 @@ def test_a_finished_run_outlives_memory(tmp_path: Path) -> None:
         await stream.aclose()
 
     asyncio.run(go())
+
+
+def test_a_record_is_the_events_as_sent_and_an_older_record_still_reads(tmp_path: Path) -> None:
+    import json
+
+    registry = RunRegistry(root=tmp_path)
+    run = RunLog(run_id="r1", thread_id="t1", owner="9:7", events=['{"type":"RUN_STARTED","x":"a\\nb"}',
+                                                                  '{"type":"RUN_FINISHED"}'], done=True)
+    registry.finished(run)
+    lines = registry._file("r1").read_text(encoding="utf-8").splitlines()
+    assert lines[1:] == run.events  # each event's text as it was sent, not escaped into a string
+    again = RunRegistry(root=tmp_path).get("r1")
+    assert again is not None and again.events == run.events and again.owner == "9:7"
+    old = {"run_id": "r0", "thread_id": "t0", "owner": "9:7", "events": ['{"type":"RUN_FINISHED"}']}
+    registry._file("r0").write_text(json.dumps(old), encoding="utf-8")  # one document, as written before
+    earlier = RunRegistry(root=tmp_path).get("r0")
+    assert earlier is not None and earlier.events == old["events"] and earlier.thread_id == "t0"
