@@ -8,8 +8,9 @@ The earlier revision is exported (`git archive`) and installed into a private di
 (cached under $XDG_CACHE_HOME/skillc-bench/<commit>); then each round runs the benchmark script
 *as it was in that revision* against that install, and the working tree's script against the
 working tree, one after the other (which goes first alternates from round to round), so both see
-the same machine at nearly the same moment. Rows are matched by their label (the text before the
-number); each side keeps every round's value and the table gives the median with its spread
+the same machine at nearly the same moment. Rows are matched by their whole label (the text before
+the first number no word follows, counts inside it included), a ratio further along a row ("1.22x
+of none per round") by the label and its words; each side keeps every round's value and the table gives the median with its spread
 (min-max over the rounds), so one lucky or unlucky round moves nothing. A row one side does not
 print is listed apart.
 
@@ -27,8 +28,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# "  label text      123.4 µs   …" / "label text      140.8" / "label    12.5 %"
-ROW = re.compile(r"^\s*(?P<label>[^\s\d].*?\S)\s{2,}(?P<value>-?\d[\d,]*(?:\.\d+)?)\s*(?P<unit>µs|ms|s|%|KiB|MiB|x)?(?:\s|$)")
+# "  label text      123.4 µs   …" / "label text      140.8" / "label    12.5 %". The value is the
+# first number after two spaces with a unit or no word after it ("call with  5 rules …  98.1 µs":
+# the label runs to "…)", the count inside it is part of it).
+ROW = re.compile(r"^\s*(?P<label>[^\s\d].*?\S)\s{2,}(?P<value>-?\d[\d,]*(?:\.\d+)?)"
+                 r"(?:\s*(?P<unit>µs|ms|s|%|KiB|MiB|x)(?:\s|$)|(?=\s*$|\s{2,}|\s+[^\sA-Za-z]))")
+# a ratio further along such a row ("   1.22x of none per round (…)"): a row of its own
+RATIO = re.compile(r"\s{2,}(?P<value>\d+(?:\.\d+)?)x (?P<words>[A-Za-z][A-Za-z ]*?)\s*(?:\(|$)")
 HIGHER_IS_BETTER = ("per second", "turns/s", "faster")
 
 
@@ -85,6 +91,8 @@ def rows(text: str) -> dict[str, tuple[float, str]]:
         m = ROW.match(line)
         if m and not m.group("label").startswith(("target", "(")):
             out.setdefault(m.group("label"), (_number(m.group("value")), m.group("unit") or ""))
+            for r in RATIO.finditer(line, m.end()):
+                out.setdefault(f"{m.group('label')}: x {r.group('words')}", (_number(r.group("value")), "x"))
             continue
         s = SENTENCE.match(line)
         if s is None or s.group("label").startswith("target"):

@@ -40,6 +40,30 @@ def test_rows_are_read_by_label_with_value_and_unit() -> None:
                                    "memory kept per turn (tracemalloc, 200 turns)": (10.92, "KiB")}
 
 
+RULES = """skillc bench/chain_rules.py  (n=200 per round, median of 5 interleaved rounds; python 3.11.7)
+  call with  0 rules (chain alone, instant stub)        79.5 µs   (78.8-80.9)    1.00x of none per round (1.00-1.00)
+  call with  5 rules (chain alone, instant stub)        98.1 µs   (96.6-98.6)    1.22x of none per round (1.22-1.23)
+  call with 20 rules (chain alone, instant stub)       117.5 µs   (115.8-118.1)    1.47x of none per round (1.46-1.48)
+  call with  5 rules (chain + in-process MCP round trip)      1605.2 µs   (1577.1-1729.8)    1.04x of none per round (1.02-1.06)
+target 5 rules within 1.2x of none (chain alone): 1.22x per round (1.22-1.23; ratio of medians 1.23x)  MISSED
+"""
+
+
+def test_rows_whose_labels_hold_numbers_are_told_apart_by_the_whole_label() -> None:
+    """bench/chain_rules.py's rows share "call with" and differ by a count inside the label: each
+    is its own row, and its ratio to no rules a row beside it."""
+    assert compare.rows(RULES) == {
+        "call with  0 rules (chain alone, instant stub)": (79.5, "µs"),
+        "call with  0 rules (chain alone, instant stub): x of none per round": (1.00, "x"),
+        "call with  5 rules (chain alone, instant stub)": (98.1, "µs"),
+        "call with  5 rules (chain alone, instant stub): x of none per round": (1.22, "x"),
+        "call with 20 rules (chain alone, instant stub)": (117.5, "µs"),
+        "call with 20 rules (chain alone, instant stub): x of none per round": (1.47, "x"),
+        "call with  5 rules (chain + in-process MCP round trip)": (1605.2, "µs"),
+        "call with  5 rules (chain + in-process MCP round trip): x of none per round": (1.04, "x"),
+    }
+
+
 @pytest.mark.parametrize("label, unit, base, head, expected", [
     ("chain overhead, write", "µs", 133.6, 122.3, " 1.09x better"),
     ("chain overhead, read", "µs", 26.4, 33.0, " 0.80x worse"),
