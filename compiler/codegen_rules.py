@@ -19,7 +19,7 @@ or builtin).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from skillc.compiler import ir
@@ -62,6 +62,7 @@ class Py:
     args: tuple["Py", ...] = ()
     kind: str = "atom"  # atom | call | lambda | cond | comp (`[elt for head in iterable]`) | infix (`(a head b)`)
     #                     | sub (`operand[head]`) | typed (`(cmp if type(_v := operand) is head else general)`)
+    #                     | same (`(_a head _b if type(_a := a) is type(_b := b) and … else general)`)
     brackets: str = "()"
 
     def flat(self) -> str:
@@ -82,6 +83,9 @@ class Py:
         if self.kind == "typed":
             cmp, operand, general = (a.flat() for a in self.args)
             return f"({cmp} if type(_v := {operand}) is {self.head} else {general})"
+        if self.kind == "same":
+            left, right, general = (a.flat() for a in self.args)
+            return f"(_a {self.head} _b if {_SAME_KIND.format(left, right)} else {general})"
         return self.head
 
     def _cond_flat(self) -> str:
@@ -109,6 +113,11 @@ class Py:
             cmp, operand, general = self.args
             return (f"(\n{pad}{cmp.layout(indent + 4)}\n{pad}if type(_v := {operand.layout(indent + 4, 16)}) "
                     f"is {self.head}\n{pad}else {general.layout(indent + 4, 5)}\n{' ' * indent})")
+        if self.kind == "same":
+            left, right, general = self.args
+            guard = _SAME_KIND.format(left.layout(indent + 4, 16), right.layout(indent + 4, 16))
+            return (f"(\n{pad}_a {self.head} _b\n{pad}if {guard}\n{pad}else {general.layout(indent + 4, 5)}"
+                    f"\n{' ' * indent})")
         if self.kind == "comp":
             elt, iterable = self.args[0], self.args[1]
             tail = ""
@@ -119,6 +128,15 @@ class Py:
         then, cond, other = self.args
         return (f"(\n{pad}{then.layout(indent + 4)}\n{pad}if cel.truth({cond.layout(indent + 4, 13)})\n"
                 f"{pad}else {other.layout(indent + 4, 5)}\n{' ' * indent})")
+
+
+# two values of one plain kind (str, int, bool), where CEL's `==` is Python's
+_SAME_KIND = "type(_a := {}) is type(_b := {}) and type(_a) in cel.PLAIN_KINDS"
+
+
+def _assigns_same(code: Py) -> bool:
+    """Whether `code` holds a `same` comparison (which assigns `_a` and `_b`)."""
+    return code.kind == "same" or any(_assigns_same(a) for a in code.args)
 
 
 def _atom(text: str) -> Py:
@@ -150,6 +168,15 @@ def _decimal_valued(node: A.Node) -> bool:
             and arg.transform is not None and _decimal_valued(arg.transform))
 
 
+def _items(node: A.Node, code: Py, macro: str) -> Py:
+    """What a macro ranges over: `evidence.T` is a list (its code gives one), anything else goes
+    through cel.items (a list's items, a map's keys, else undecidable)."""
+    ns = namespace_tool(node)
+    if ns is not None and ns[0] == "evidence":
+        return code
+    return _call("cel.items", code, _atom(literal(macro)))
+
+
 def _lambda(var: str, body: Py) -> Py:
     return Py(f"lambda {var}: " if var else "lambda: ", (body,), "lambda")
 
@@ -163,6 +190,10 @@ class Emitter:
     bound: frozenset[str] = frozenset()
     fast: bool = False  # a field is read by subscript (a rule's fast form: see rule_body)
     iterable: bool = False  # inside a comprehension's iterable, where Python allows no `:=`
+    # (namespace, tool) -> the local a rule's fast form read it into once (see _hoisted_reads)
+    hoisted: dict[tuple[str, str], str] = field(default_factory=dict)
+    # id of a node -> the local holding its value, worked out by statements before (_sum_return)
+    given: dict[int, str] = field(default_factory=dict)
 
     def src(self, node: A.Node) -> str:
         """The expression's own text of a node (for messages naming what was missing)."""
@@ -177,6 +208,8 @@ class Emitter:
 
     def tree(self, node: A.Node) -> Py:
         """Python evaluating `node`, as a layout tree."""
+        if id(node) in self.given:
+            return _atom(self.given[id(node)])
         if isinstance(node, A.Lit):
             return _atom(literal(node.value))
         if isinstance(node, A.Ident):
@@ -188,10 +221,13 @@ class Emitter:
         ns = namespace_tool(node)
         if ns is not None:
             kind, tool = ns
+            if kind == "evidence" and ns in self.hoisted:
+                return _atom(self.hoisted[ns])
             return _call(f"r.{kind}", _atom(literal(tool)))
         if isinstance(node, A.Select):
             if self.fast:
-                return Py(literal(node.field), (self.tree(node.operand),), "sub")
+                held = self.hoisted.get(namespace_tool(node.operand) or ("", ""))
+                return Py(literal(node.field), (_atom(held) if held else self.tree(node.operand),), "sub")
             return _call("cel.select", self.tree(node.operand), _atom(literal(node.field)), self._what(node))
         if isinstance(node, A.Has):
             return _call("cel.has", self.tree(node.operand), _atom(literal(node.field)), self._what(node))
@@ -223,23 +259,29 @@ class Emitter:
                 typed = self._typed(node)
                 if typed is not None:
                     return typed
-            return _call(_BINARY[node.op], self.tree(node.left), self.tree(node.right))
+            left, right = self.tree(node.left), self.tree(node.right)
+            if (self.fast and not self.iterable and node.op in ("==", "!=") and not isinstance(node.left, A.Lit)
+                    and not isinstance(node.right, A.Lit) and not _assigns_same(left) and not _assigns_same(right)):
+                # two values of one plain kind (str, int, bool): Python's operator, as cel.eq's
+                # first case; any other pair keeps the CEL operator
+                return Py(node.op, (left, right, _call(_BINARY[node.op], _atom("_a"), _atom("_b"))), "same")
+            return _call(_BINARY[node.op], left, right)
         if isinstance(node, A.Cond):
             return Py("", (self.tree(node.then), self.tree(node.cond), self.tree(node.other)), "cond")
         if isinstance(node, A.Macro):
-            inner = Emitter(self.text, self.bound | {node.var}, self.fast, self.iterable)
+            inner = replace(self, bound=self.bound | {node.var})
             var = local_name(node.var)
             comp = node.kind == "filter" or (node.kind == "map" and node.pred is None)  # a comprehension's iterable
-            target = (Emitter(self.text, self.bound, self.fast, True) if comp else self).tree(node.target)
+            target = (replace(self, iterable=True) if comp else self).tree(node.target)
             if node.kind == "map":
                 assert node.transform is not None
                 if node.pred is not None:  # every item's condition is judged before any is mapped
                     fn = _lambda(var, inner.tree(node.transform))
                     return _call("cel.map_", target, fn, _lambda(var, inner.tree(node.pred)))
-                return _comp(var, inner.tree(node.transform), _call("cel.items", target, _atom('"map"')))
+                return _comp(var, inner.tree(node.transform), _items(node.target, target, "map"))
             assert node.pred is not None
             if node.kind == "filter":
-                return _comp(var, _atom(var), _call("cel.items", target, _atom('"filter"')), inner.tree(node.pred))
+                return _comp(var, _atom(var), _items(node.target, target, "filter"), inner.tree(node.pred))
             return _call(_MACROS[node.kind], target, _lambda(var, inner.tree(node.pred)))
         if isinstance(node, A.Call):
             return self._call(node)
@@ -356,14 +398,17 @@ def rule_body(plan: RulePlan) -> list[str]:
     fast form first, reading fields by subscript: where a field is there it is what
     `cel.select` gives, and where one is missing or the value is not a map the subscript raises
     KeyError or TypeError (which nothing on the way absorbs), and the general form after it
-    decides as CEL does, naming what was missing."""
+    decides as CEL does, naming what was missing. (A fast form that adds up a sum item by item,
+    _sum_return, hands an arithmetic error to the general form too, which converts every item
+    before it adds any, as CEL's sum of a map does.)"""
     general = _body(plan, False)
     if not _reads_a_field(plan):
         return general
     fast = _body(plan, True)
-    return (["    try:"] + ["    " + line for line in fast]
-            + ["    except (KeyError, TypeError):  # a field missing, or not a map: the general form says which",
-               "        pass"] + general)
+    caught = "(KeyError, TypeError):  # a field missing, or not a map: the general form says which"
+    if _leading_sum(plan.expr, frozenset(name for name, _, _ in plan.lets)) is not None:
+        caught = "(KeyError, TypeError, ArithmeticError):  # field, map or sum: the general form decides"
+    return ["    try:"] + ["    " + line for line in fast] + [f"    except {caught}", "        pass"] + general
 
 
 def _reads_a_field(plan: RulePlan) -> bool:
@@ -376,26 +421,48 @@ def _reads_a_field(plan: RulePlan) -> bool:
     return False
 
 
+def _hoisted_reads(plan: RulePlan) -> dict[tuple[str, str], str]:
+    """The namespace reads a rule's fast form makes once, into a local, when its texts read them
+    more than once: `evidence.T` wherever it is read (a list, read without error), and `latest.T`
+    where a field of it is read (`r.newest` gives None when there is none, whose subscript raises
+    TypeError there, so the general form decides and names what was missing, as before)."""
+    counts: dict[tuple[str, str], int] = {}
+    nodes = [node for _, _, node in plan.lets] + [plan.expr] + ([plan.when] if plan.when is not None else [])
+    while nodes:
+        n = nodes.pop()
+        ns = namespace_tool(n)
+        if ns is not None and ns[0] == "evidence":
+            counts[ns] = counts.get(ns, 0) + 1
+        elif isinstance(n, A.Select) and (read := namespace_tool(n.operand)) is not None and read[0] == "latest":
+            counts[read] = counts.get(read, 0) + 1
+        nodes.extend(A.children(n))
+    hoisted = sorted(ns for ns, count in counts.items() if count > 1)
+    return {ns: f"_{ns[0]}{i}" for i, ns in enumerate(hoisted, 1)}
+
+
 def _body(plan: RulePlan, fast: bool) -> list[str]:
     lines: list[str] = []
     bound: frozenset[str] = frozenset()
+    hoisted = _hoisted_reads(plan) if fast else {}
 
     def statement(lead: str, code: Py, tail: str = "", indent: int = 4) -> None:
         lines.extend((" " * indent + lead + code.layout(indent, len(lead)) + tail).split("\n"))
 
+    for (kind, tool), name in hoisted.items():
+        lines.append(f"    {name} = r.{'evidence' if kind == 'evidence' else 'newest'}({literal(tool)})")
     for name, text, node in plan.lets:
         if name in plan.guard_lets:
-            statement(f"{local_name(name)} = ", Emitter(text, bound, fast).tree(node))
+            statement(f"{local_name(name)} = ", Emitter(text, bound, fast, hoisted=hoisted).tree(node))
             bound = bound | {name}
     if plan.when is not None and plan.when_text is not None:
-        guard = Emitter(plan.when_text, bound, fast).tree(plan.when)
+        guard = Emitter(plan.when_text, bound, fast, hoisted=hoisted).tree(plan.when)
         statement("if not ", guard if always_bool(plan.when) else _call("cel.truth", guard, _atom('"when"')), ":")
         lines.append("        return cel.SKIPPED")
     for name, text, node in plan.lets:
         if name not in plan.guard_lets:
-            statement(f"{local_name(name)} = ", Emitter(text, bound, fast).tree(node))
+            statement(f"{local_name(name)} = ", Emitter(text, bound, fast, hoisted=hoisted).tree(node))
             bound = bound | {name}
-    emitter = Emitter(plan.expr_text, bound, fast)
+    emitter = Emitter(plan.expr_text, bound, fast, hoisted=hoisted)
     sides = _sides(plan.expr)
     if len(sides) > 1:
         _logic_return(plan.expr, sides, emitter, statement, lines)
@@ -403,6 +470,9 @@ def _body(plan: RulePlan, fast: bool) -> list[str]:
     if _loop_quantifier(plan.expr, bound):
         _quantifier_return(plan.expr, emitter, statement, lines)
         return lines
+    total = _leading_sum(plan.expr, bound) if fast else None
+    if total is not None:
+        emitter = _sum_return(total, emitter, statement, lines)
     value = emitter.tree(plan.expr)
     statement("return ", value if always_bool(plan.expr) else _call("cel.result", value))
     return lines
@@ -430,6 +500,35 @@ def _loop_quantifier(node: A.Node, bound: frozenset[str]) -> bool:
             and always_bool(node.pred) and node.var not in bound)
 
 
+def _leading_sum(node: A.Node, bound: frozenset[str]) -> A.Call | None:
+    """The `sum(xs.map(x, decimal(…)))` a rule's comparison starts with (its left side, the first
+    thing it evaluates), when the map's variable names no let (the loop's name is the
+    function's); else None."""
+    if not isinstance(node, A.Binary) or node.op not in _TYPED_OPS:
+        return None
+    left = node.left
+    if not (isinstance(left, A.Call) and left.func == "sum" and _decimal_valued(left)):
+        return None
+    mapped = left.args[0]
+    return left if isinstance(mapped, A.Macro) and mapped.var not in bound else None
+
+
+def _sum_return(total: A.Call, emitter: Emitter, statement: Callable[..., None], lines: list[str]) -> Emitter:
+    """The fast form's `sum(xs.map(x, decimal(…)))` (see _leading_sum) as a loop adding each item
+    to `_sum` (no comprehension, no list), before the rule's comparison: an emitter that reads
+    it from there. The items are converted in order, as the general form converts them; only an
+    addition out of range comes before a later item's conversion error, and the fast form hands
+    that to the general form."""
+    mapped = total.args[0]
+    assert isinstance(mapped, A.Macro) and mapped.transform is not None
+    var = local_name(mapped.var)
+    item = replace(emitter, bound=emitter.bound | {mapped.var})
+    lines.append("    _sum = 0")
+    statement(f"for {var} in ", _items(mapped.target, emitter.tree(mapped.target), "map"), ":")
+    statement("_sum += ", item.tree(mapped.transform), "", 8)
+    return replace(emitter, given={**emitter.given, id(total): "_sum"})
+
+
 def _quantifier_return(node: A.Node, emitter: Emitter, statement: Callable[..., None], lines: list[str]) -> None:
     """A rule's `xs.exists(x, p)` (or `all`) as a loop: the first item that decides (true for
     `exists`, false for `all`) is the value. An item that cannot be decided hands the whole
@@ -437,9 +536,9 @@ def _quantifier_return(node: A.Node, emitter: Emitter, statement: Callable[..., 
     assert isinstance(node, A.Macro) and node.pred is not None
     found = node.kind == "exists"
     var = local_name(node.var)
-    pred = Emitter(emitter.text, emitter.bound | {node.var}, emitter.fast).tree(node.pred)
+    pred = replace(emitter, bound=emitter.bound | {node.var}).tree(node.pred)
     lines.append("    try:")
-    statement(f"for {var} in ", _call("cel.items", emitter.tree(node.target), _atom(literal(node.kind))), ":", 8)
+    statement(f"for {var} in ", _items(node.target, emitter.tree(node.target), node.kind), ":", 8)
     statement("if " if found else "if not ", pred, ":", 12)
     lines.append(f"                return {found}")
     lines.append(f"    except cel.Undecidable:  # an item that cannot be decided: another may still decide {node.kind}")

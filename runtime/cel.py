@@ -21,12 +21,12 @@ from skillc.runtime.compiled.cel_text import (
 )
 from skillc.runtime.compiled.cel_time import dur_part, duration, format_duration, format_timestamp, timestamp, ts_part
 from skillc.runtime.compiled.cel_values import (
-    INT64_MAX, INT64_MIN, MAX_DURATION, Undecidable, add, div, eq, ge, gt, in_, le, lt, mod, mul, ne, neg, sub,
+    INT64_MAX, INT64_MIN, MAX_DURATION, PLAIN_KINDS, Undecidable, add, div, eq, ge, gt, in_, le, lt, mod, mul, ne, neg, sub,
     to_decimal, type_name,
 )
 
 __all__ = [
-    "INT64_MAX", "INT64_MIN", "MAX_DURATION", "SKIPPED", "Undecidable", "add", "all_", "and_",
+    "INT64_MAX", "INT64_MIN", "MAX_DURATION", "PLAIN_KINDS", "SKIPPED", "Undecidable", "add", "all_", "and_",
     "compile_pattern", "contains", "div", "dur_part", "duration", "dyn", "ends_with", "eq", "exists", "exists_one",
     "filter_", "format_duration", "format_timestamp", "ge", "gt", "has", "in_", "index", "items", "le", "lower_ascii", "lt",
     "make_map", "map_", "matches", "max_", "min_", "mod", "mul", "ne", "neg", "not_", "or_", "result", "select", "size",

@@ -5,7 +5,7 @@ dependency edges, delegated nodes included); within a node the newest evidence f
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from skillc.runtime.compiled.paths import get_path, parse_path
 from skillc.runtime.compiled.values import MISSING, canonical
@@ -120,6 +120,29 @@ class NodeContext:
                 ev = held.get(eid)
                 if ev is not None and ev.status == success and ev.business_ok is not False:
                     yield ev
+
+    def evidence_by_tool(self) -> tuple[dict[str, list[Any]], list[Any]]:
+        """The response bodies of `visible_evidence` by tool (newest first) and all of them in §9
+        order, in one pass without a generator: what a rule's scope reads, on every call of a
+        tool whose rules read evidence."""
+        node, held, success = self.node, self.env.evidence, _SUCCESS
+        by_tool: dict[str, list[Any]] = {}
+        seen: list[Any] = []
+        ids: Iterable[str] = reversed(node.evidence)  # a node with nothing upstream: its own view
+        if node.deps:
+            order = upstream_order(self.env.task.nodes if self.env.task else {node.id: node}, node)
+            ids = [eid for n in order for eid in reversed(n.evidence)]
+        for eid in ids:
+            ev = held.get(eid)
+            if ev is not None and ev.status == success and ev.business_ok is not False:  # as visible_evidence
+                body = ev.response
+                seen.append(body)
+                hit = by_tool.get(ev.tool)
+                if hit is None:
+                    by_tool[ev.tool] = [body]
+                else:
+                    hit.append(body)
+        return by_tool, seen
 
     def evidence_value(self, key: str, parts: tuple[Any, ...]) -> Any:
         for ev in self.visible_evidence():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 from skillc.runtime.compiled.cel_values import Undecidable, eq
 from skillc.runtime.call.context import NodeContext
@@ -19,84 +19,69 @@ from skillc.runtime.words.vocab import RuleStatus
 
 
 _NO_VARS: dict[str, Any] = {}  # the chain's scopes have no `rules eval --vars` names (never written)
+_new = object.__new__  # a call's scope is made without __init__ (Scope.of_call)
 
 
 class Scope:
-    """The names a rule sees. `records` yields (tool, response body) pairs in §9 order (this
-    node's newest first, then upstream nodes); it is read once, when a rule first asks."""
+    """The names a rule sees: `args`, and through the node's view (`NodeContext`, or the values
+    given to `skillc rules eval`) `platform`, `shared`, `inputs` and evidence by tool (§9 order:
+    this node's newest first, then upstream nodes), read once, when a rule first asks."""
 
-    __slots__ = ("args", "platform", "shared", "inputs", "_now", "_clock", "vars", "_records", "_ctx", "_seen",
-                 "_by_tool")
+    __slots__ = ("args", "vars", "_clock", "_of", "_by_tool", "_seen")
 
     def __init__(self, *, args: Any, platform: Any, shared: Any, inputs: Any, now: datetime | float,
                  records: Callable[[], Iterable[tuple[str, Any]]], vars: dict[str, Any] | None = None) -> None:
         self.args = args
-        self.platform = platform
-        self.shared = shared
-        self.inputs = inputs
-        # `now` as a timestamp, or the clock's epoch seconds (made a timestamp only if a rule reads it)
-        self._now: datetime | None = now if isinstance(now, datetime) else None
-        self._clock: float | Callable[[], float] = 0.0 if isinstance(now, datetime) else now
         self.vars = vars or {}
-        self._records: Callable[[], Iterable[tuple[str, Any]]] | None = records
-        self._ctx: NodeContext | None = None
-        self._seen: list[Any] | None = None  # every visible body, §9 order
-        self._by_tool: dict[str, list[Any]] | None = None
+        # `now` as a timestamp, or the clock's epoch seconds (made a timestamp only if a rule reads it)
+        self._clock: datetime | float | Callable[[], float] = now
+        self._of: _View = _Given(platform, shared, inputs, records)
+        self._by_tool: dict[str, list[Any]] | None = None  # the bodies by tool, newest first
+        self._seen: list[Any] = []  # every visible body, §9 order (once _by_tool is worked out)
 
-    @classmethod
-    def of_call(cls, ctx: NodeContext, args: dict[str, Any], now: float | Callable[[], float]) -> "Scope":
+    @staticmethod
+    def of_call(ctx: NodeContext, args: dict[str, Any], now: float | Callable[[], float]) -> "Scope":
         """The scope of one call (the chain's, made on every call of a tool with rules): the
         node's view (§9) is walked only if a rule reads evidence, and the clock (`now`, its epoch
         seconds or the clock itself) read only if a rule reads `now`; nothing else is built."""
-        scope = cls.__new__(cls)
+        scope = _new(Scope)
         scope.args = args
-        scope.platform = ctx.platform
-        scope.shared = ctx.shared
-        scope.inputs = ctx.inputs
-        scope._now = None
-        scope._clock = now
         scope.vars = _NO_VARS
-        scope._records = None
-        scope._ctx = ctx
-        scope._seen = None
+        scope._clock = now
+        scope._of = ctx
         scope._by_tool = None
         return scope
 
     @property
+    def platform(self) -> Any:
+        """`platform`: the caller's identity (§11)."""
+        return self._of.platform
+
+    @property
+    def shared(self) -> Any:
+        """`shared`: the task's shared values."""
+        return self._of.shared
+
+    @property
+    def inputs(self) -> Any:
+        """`inputs`: the node's inputs."""
+        return self._of.inputs
+
+    @property
     def now(self) -> datetime:
         """`now`: the runtime clock as a UTC timestamp."""
-        if self._now is None:
-            clock = self._clock
-            self._now = datetime.fromtimestamp(clock if isinstance(clock, (int, float)) else clock(), timezone.utc)
-        return self._now
+        clock = self._clock
+        if isinstance(clock, datetime):
+            return clock
+        self._clock = now = datetime.fromtimestamp(clock if isinstance(clock, (int, float)) else clock(),
+                                                   timezone.utc)
+        return now
 
     def _view(self) -> dict[str, list[Any]]:
         """The records by tool, newest first, and all their bodies in §9 order (`_seen`): worked
         out in one pass over the node's view, the first time a rule asks."""
-        by_tool: dict[str, list[Any]] = {}
-        seen: list[Any] = []
-        add = seen.append
-        if self._ctx is not None:  # the chain's scope: the node's view, read as it is walked
-            for ev in self._ctx.visible_evidence():
-                body = ev.response
-                add(body)
-                hit = by_tool.get(ev.tool)
-                if hit is None:
-                    by_tool[ev.tool] = [body]
-                else:
-                    hit.append(body)
-        else:
-            assert self._records is not None
-            for tool, body in self._records():
-                add(body)
-                hit = by_tool.get(tool)
-                if hit is None:
-                    by_tool[tool] = [body]
-                else:
-                    hit.append(body)
-        self._seen = seen
-        self._by_tool = by_tool
-        return by_tool
+        self._by_tool, self._seen = self._of.evidence_by_tool()
+        return self._by_tool
 
     def evidence(self, tool: str) -> list[Any]:
         """`evidence.TOOL`: the tool's successful response bodies, newest first."""
@@ -109,14 +94,20 @@ class Scope:
             return found[0]
         raise Undecidable(f"latest.{tool}", f"no successful {tool} response in evidence yet: call {tool} first")
 
+    def newest(self, tool: str) -> Any:
+        """`latest.TOOL` as a rule's fast form reads it (once, to read its fields by subscript):
+        the newest body, or None when there is none, whose subscript raises TypeError there, so
+        the general form decides and names what was missing."""
+        found = (self._by_tool if self._by_tool is not None else self._view()).get(tool)
+        return found[0] if found else None
+
     def origin(self, value: Any, what: str) -> Any:
         """`origin(args.PATH)`: the nearest JSON object inside evidence that holds `value` as one of
         its fields (or keeps an object under `value` as its key), searched newest record first."""
         if isinstance(value, (dict, list)) or value is None:
             raise Undecidable(f"origin({what})", "only a scalar argument's origin can be looked up")
-        if self._seen is None:
+        if self._by_tool is None:
             self._view()
-        assert self._seen is not None
         for body in self._seen:
             hit = _holder(body, value)
             if hit is not None:
@@ -128,6 +119,35 @@ class Scope:
         if name not in self.vars:
             raise Undecidable(name, "no such variable")
         return self.vars[name]
+
+
+class _View(Protocol):
+    """Where a scope's names come from: the node's view (`NodeContext`) or given values."""
+
+    platform: Any
+    shared: Any
+    inputs: Any
+
+    def evidence_by_tool(self) -> tuple[dict[str, list[Any]], list[Any]]: ...
+
+
+class _Given:
+    """Given values as a view (`skillc rules eval`, tests): records are (tool, response body)
+    pairs in §9 order."""
+
+    __slots__ = ("platform", "shared", "inputs", "records")
+
+    def __init__(self, platform: Any, shared: Any, inputs: Any, records: Callable[[], Iterable[tuple[str, Any]]]) -> None:
+        self.platform, self.shared, self.inputs, self.records = platform, shared, inputs, records
+
+    def evidence_by_tool(self) -> tuple[dict[str, list[Any]], list[Any]]:
+        """The bodies by tool, newest first, and all of them in order."""
+        by_tool: dict[str, list[Any]] = {}
+        seen: list[Any] = []
+        for tool, body in self.records():
+            seen.append(body)
+            by_tool.setdefault(tool, []).append(body)
+        return by_tool, seen
 
 
 def _holder(body: Any, value: Any) -> dict[str, Any] | None:
@@ -212,20 +232,19 @@ class Verdict:
 
 def judge(rules: Sequence[RuleMeta], scope: Scope) -> Verdict:
     """Run every rule (a broken one fails closed as undecidable, naming the error)."""
-    if type(rules) is tuple:
-        held = _ALL_HELD.get(id(rules))
-        if held is not None and held.rules is rules:
-            # the common case, once a tool's rules have all held: each rule in turn while it holds;
-            # the first that does not (false, a guard that did not apply, an error) sends the whole
-            # judgement down the full path below, which runs every rule again (rules read, never write)
-            try:
-                for rule in rules:
-                    if rule.check(scope) is not True:
-                        break
-                else:
-                    return held
-            except Exception:  # noqa: BLE001 - judged, with its reason, by the full path
-                pass
+    held = _ALL_HELD.get(id(rules))
+    if held is not None and held.rules is rules:
+        # the common case, once a tool's rules have all held: each rule in turn while it holds;
+        # the first that does not (false, a guard that did not apply, an error) sends the whole
+        # judgement down the full path below, which runs every rule again (rules read, never write)
+        try:
+            for rule in rules:
+                if rule.check(scope) is not True:
+                    break
+            else:
+                return held
+        except Exception:  # noqa: BLE001 - judged, with its reason, by the full path
+            pass
     statuses: list[RuleStatus] = []
     add = statuses.append
     whys: dict[int, str] | None = None
@@ -261,6 +280,5 @@ _HELD, _VIOLATED, _SKIPPED, _UNDECIDABLE = RuleStatus.HELD, RuleStatus.VIOLATED,
 
 
 # The scope of one call (`Scope.of_call`: its bound arguments, the node's view (§9) and the
-# runtime clock, its epoch seconds or the clock itself, read when a rule first reads `now`);
-# bound once, as the chain makes one on every call of a tool with rules.
+# runtime clock, its epoch seconds or the clock itself, read when a rule first reads `now`).
 call_scope: Callable[[NodeContext, dict[str, Any], float | Callable[[], float]], Scope] = Scope.of_call

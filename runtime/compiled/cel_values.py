@@ -224,6 +224,11 @@ def neg(a: Any) -> Any:
 # ---------------------------------------------------------------- comparison
 
 
+# the kinds whose `==` is Python's between two values of one kind (generated code compares two
+# such values with Python's operator: cel.eq's first case)
+PLAIN_KINDS = (str, int, bool)
+
+
 def eq(a: Any, b: Any) -> bool:
     """`a == b`: numbers by value across int, double and decimal; lists and maps member by member;
     other values of different kinds are never equal (no error)."""

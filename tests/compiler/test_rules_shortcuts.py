@@ -85,10 +85,12 @@ class _View:
         self.records = records
         self.walks = 0
 
-    def visible_evidence(self) -> Any:
+    def evidence_by_tool(self) -> tuple[dict[str, list[Any]], list[Any]]:
         self.walks += 1
+        by_tool: dict[str, list[Any]] = {}
         for tool, body in self.records:
-            yield type("Ev", (), {"tool": tool, "response": body})()
+            by_tool.setdefault(tool, []).append(body)
+        return by_tool, [body for _, body in self.records]
 
 
 def test_the_call_scope_walks_the_view_only_for_a_rule_that_reads_evidence_and_then_once() -> None:
@@ -364,3 +366,106 @@ def test_a_tool_whose_rules_once_all_held_is_still_judged_on_every_call() -> Non
     missing = verdict("missing")
     assert missing.failed[0].why.startswith("latest.t: ")
     assert verdict("ok") is shared
+
+
+def _general(expr: str) -> str:
+    """The one-expression general form of `expr` (CEL's operators, cel.select): the reference."""
+    return eval_expression(expr, {"o": {}, "p": {}}).code
+
+
+def _agree(expr: str, scopes: list[Any]) -> str:
+    """The compiled rule of `expr` decides on every scope what the general form decides: the
+    same value, or the same error naming the same thing. Returns the rule's source."""
+    fn, source = _compiled_rule(expr)
+    general = _general(expr)
+    for scope in scopes:
+        want = _outcome(lambda s: eval(general, {"cel": cel, "r": s}), scope)  # noqa: S307 - our own code
+        if want is not None and not isinstance(want, bool) and not isinstance(want, str):
+            want = _outcome(lambda s: cel.result(eval(general, {"cel": cel, "r": s})), scope)  # noqa: S307
+        got = _outcome(fn, scope)
+        assert got == want and type(got) is type(want), (expr, scope.vars, source)
+    return source
+
+
+def _scope(records: list[tuple[str, Any]] = (), **values: Any) -> Scope:  # type: ignore[assignment]
+    return Scope(args=values.pop("args", {}), platform={}, shared={}, inputs={},
+                 now=datetime(2027, 1, 1, tzinfo=timezone.utc), records=lambda: list(records), vars=values)
+
+
+SAME_VALUES: list[Any] = [None, True, False, 0, 1, 1.0, 2**63 - 1, math.nan, Decimal("1"), "", "a", "A", ["a"], [1],
+                          [1.0], {"a": 1}, {"a": 1.0}, {}, datetime(2027, 1, 1, tzinfo=timezone.utc),
+                          timedelta(seconds=1)]
+
+
+@pytest.mark.parametrize("expr", ["o.f == p.g", "o.f != p.g", "p.l.exists(x, x.f == o.f)", "o.f == p.g && o.f != 'z'",
+                                  "[o.f == p.g].exists(b, b)", "(o.f == p.g) == (o.g == p.f)"])
+def test_equality_of_two_values_is_pythons_for_one_plain_kind_and_cels_otherwise(expr: str) -> None:
+    scopes = [_scope(o={"f": a, "g": b}, p={"g": b, "f": a, "l": [{"f": b}, {"f": a}]})
+              for a in SAME_VALUES for b in SAME_VALUES]
+    scopes += [_scope(o={}, p={"g": 1}), _scope(o={"f": 1}, p=[]), _scope(o=None, p=None)]
+    source = _agree(expr, scopes)
+    assert "cel.PLAIN_KINDS" in source, source
+
+
+def test_a_nested_equality_keeps_the_cel_operator_where_a_walrus_would_be_overwritten() -> None:
+    source = _compiled_rule("(o.f == p.g) == (o.g == p.f)")[1]
+    fast = source.split("except (KeyError")[0]
+    assert fast.count("cel.PLAIN_KINDS") == 2 and "cel.eq(" in fast  # the inner two inline, the outer CEL's
+
+
+RECORDS: list[list[tuple[str, Any]]] = [
+    [], [("t", None)], [("t", [])], [("t", {})], [("t", "s")], [("t", {"a": 1, "b": 1})], [("t", {"a": 1, "b": 2})],
+    [("t", {"a": "x", "b": "x", "items": [], "total": 0})], [("u", {"a": 1}), ("t", {"a": 2, "b": 2})],
+    [("t", {"a": 1, "b": 1}), ("t", {"a": 2, "b": 3})],
+    [("t", {"id": "W1", "items": [{"price": 10}, {"price": 44.5}], "total": 54.5})],
+    [("t", {"id": "W1", "items": [{"price": 10}, {"price": "x"}], "total": 10})],
+    [("t", {"id": "W1", "items": [{"price": 10}, {}], "total": 10})],
+    [("t", {"id": "W2", "items": {"k": 1}, "total": 0})]]
+
+
+@pytest.mark.parametrize("expr", ["latest.t.a == latest.t.b", "latest.t.a + latest.t.b > 2", "latest.t.a == 1 || latest.t.b == 1",
+                                  "has(latest.t.a) && latest.t.a == latest.t.b", "latest.t.a == args.x && latest.t.b == 1",
+                                  "evidence.t.size() > 1 && evidence.t.exists(x, x.a == latest.t.b)",
+                                  "evidence.t.exists(o, o.id == args.x)", "evidence.t.map(x, x.a).size() == evidence.t.size()",
+                                  "evidence['t'].filter(x, x.a == 1).size() > 0 || latest.t.a == 2"])
+def test_a_record_read_once_by_a_fast_form_decides_as_reading_it_each_time(expr: str) -> None:
+    scopes = [_scope(recs, args=args) for recs in RECORDS for args in ({"x": "W1"}, {"x": 1}, {})]
+    _agree(expr, scopes)
+
+
+def test_a_record_read_once_is_read_into_a_local_and_evidence_is_iterated_as_a_list() -> None:
+    source = _compiled_rule("latest.t.a == latest.t.b")[1]
+    assert '    _latest1 = r.newest("t")\n' in source and '_latest1["a"]' in source
+    assert source.count('r.latest("t")') == 2  # the general form reads it as written, naming what was missing
+    loop = _compiled_rule("evidence.t.exists(o, o.id == args.x)")[1]
+    assert '    for v_o in r.evidence("t"):' in loop and "cel.items(r.evidence" not in loop
+    assert "_latest" not in _compiled_rule("latest.t.a == 1")[1]  # read once anyway: nothing to hoist
+    assert "_latest" not in _compiled_rule("latest.t == latest.u")[1]  # no field read: no fast form
+
+
+SUMS = ["sum(o.l.map(x, decimal(x.f))) == decimal(o.t)", "sum(o.l.map(x, decimal(x))) <= decimal(o.t)",
+        "sum(o.l.map(x, decimal(x.f))) != decimal(o.t)", "sum(o.l.map(x, sum(x.m.map(y, decimal(y))))) == decimal(o.t)",
+        "sum(latest.t.items.map(i, decimal(i.price))) == decimal(latest.t.total)"]
+SUM_VALUES: list[Any] = [[], [{"f": 10}, {"f": 44.5}], [{"f": 0.1}, {"f": 0.2}], [{"f": -0.0}], [{"f": "1.50"}, {"f": 2}],
+                         [{"f": "x"}], [{"f": 1}, {}], [{"f": 1}, 3], [1, 2.5], ["9e999999", "9e999999", "bad"],
+                         ["9e999999", "9e999999"], [{"f": "9e999999"}, {"f": "9e999999"}, {"f": None}], [None],
+                         {"a": 1}, "s", None, [{"m": [1, 2]}, {"m": []}], [{"m": "s"}]]
+
+
+@pytest.mark.parametrize("expr", SUMS)
+def test_a_sum_added_item_by_item_decides_as_the_sum_of_the_converted_list(expr: str) -> None:
+    scopes = [_scope(RECORDS[-4] if "latest" in expr else [], o={"l": xs, "t": t})
+              for xs in SUM_VALUES for t in (54.5, 0, 0.3, 3.5, "x", None)]
+    scopes += [_scope(recs) for recs in RECORDS]
+    source = _agree(expr, scopes)
+    assert "    _sum = 0\n" in source and "ArithmeticError" in source, source
+
+
+def test_a_sum_whose_variable_names_a_let_stays_a_comprehension() -> None:
+    from skillc.compiler import ir
+    from skillc.compiler.codegen_rules import plan_rule, rule_body
+
+    rule = ir.Rule(name="r", lets=[ir.RuleLet(name="x", text="o.t")], expr="sum(o.l.map(x, decimal(x))) == decimal(x)",
+                   message="m")
+    source = "\n".join(rule_body(plan_rule(rule)))
+    assert "_sum" not in source and "ArithmeticError" not in source

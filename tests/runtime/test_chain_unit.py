@@ -485,6 +485,21 @@ def test_upstream_order_and_evidence_resolution() -> None:
     assert [e.id for e in NodeContext(env, far).visible_evidence()] == ["e1"]  # nothing downstream
 
 
+def test_the_view_by_tool_is_the_visible_evidence_grouped() -> None:
+    """What a rule's scope reads (one pass, no generator) is visible_evidence's bodies, by tool."""
+    env = _graph_env()
+    for i, ev in enumerate(env.evidence.values()):
+        ev.tool, ev.response = ("get_a", "get_b")[i % 2], {"id": ev.id}
+    for nid in env.task.nodes:
+        ctx = NodeContext(env, env.task.nodes[nid])
+        visible = list(ctx.visible_evidence())
+        by_tool: dict[str, list[Any]] = {}
+        for ev in visible:
+            by_tool.setdefault(ev.tool, []).append(ev.response)
+        assert ctx.evidence_by_tool() == (by_tool, [ev.response for ev in visible]), nid
+    assert NodeContext(env, env.task.nodes["me"]).evidence_by_tool()[1] == [{"id": i} for i in ("e6", "e3", "e2", "e1")]
+
+
 def test_user_mentions_rules() -> None:
     sess = SessionState(id="s1", platform={}, user_messages=[{"turn": i, "text": f"msg {i}"} for i in range(20)])
     sess.user_messages.append({"turn": 21, "text": "Ｓｐｒｉｎｇ  Launch, 7 and x"})
