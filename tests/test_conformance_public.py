@@ -1,4 +1,5 @@
-"""The public conformance scenarios pass through `skillc scenario run`, and check.py agrees.
+"""The public conformance scenarios pass through `skillc scenario run`, and check.py agrees; every
+event of their traces is a valid `TraceEvent` (tests/helpers/trace_events.py).
 
 The scenarios and check.py live beside the repository; without them these tests skip (see
 tests/helpers/conformance.py)."""
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from helpers.conformance import REASON, public_scenarios, run_checker
+from helpers.trace_events import problems
+from skillc.runtime.telemetry.trace import iter_events
 from skillc.main import run as skillc
 
 PUBLIC = public_scenarios()
@@ -27,3 +30,5 @@ def test_public_scenario_passes_and_checker_agrees(scenario: Path, tmp_path: Pat
     assert status == 0, out
     checked = run_checker(scenario, trace)
     assert checked is not None and checked.returncode == 0, checked and checked.stdout + checked.stderr
+    bad = problems(ev for _, ev in iter_events(str(trace)))  # each a typed TraceEvent (runtime/words/event_types.py)
+    assert not bad, "\n".join(bad)

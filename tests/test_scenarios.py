@@ -1,5 +1,5 @@
 """Every scenario under tests/scenarios/, examples/scenarios/ and examples/retail/scenarios/ passes
-through the real runtime.
+through the real runtime, and every event it writes is a valid `TraceEvent` (tests/helpers/trace_events.py).
 
 A scenario file may carry `# expect-fail: <reason>` on its first line to pin a known-wrong
 behaviour the other way round (the runner must report a failure): none do today.
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.trace_events import problems
 from skillc.scenario.runner import report, run_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,3 +23,5 @@ FILES = (sorted((ROOT / "tests" / "scenarios").rglob("*.yaml")) + sorted((ROOT /
 def test_scenario(path: Path) -> None:
     result = asyncio.run(run_scenario(path))
     assert result.ok, report(result)
+    bad = problems(result.events)  # every event it wrote is a typed TraceEvent (runtime/words/event_types.py)
+    assert not bad, "\n".join(bad)
