@@ -58,7 +58,7 @@ async def run_turn(env: TurnEnv, message: str | None = None, answer: dict[str, A
         except StoreError as exc:
             raise await durable.fail(exc) from exc
         durable.delivered = env.session.turn
-        env.emit(EventName.TURN_REPLY, text=reply.text, suspended=reply.suspended)
+        env.emit({"type": EventName.TURN_REPLY, "text": reply.text, "suspended": reply.suspended})
         env.rt.trace.flush()  # the turn's end is a stopping point of the trace file too
         return reply
 
@@ -70,7 +70,8 @@ async def play(env: TurnEnv, message: str | None, answer: dict[str, Any] | None,
     env.rt.trace.enter(env)  # this task's trace context: audit events and telemetry find their session
     env.session.turn += 1
     env.ended = env.task if env.task is not None and env.task.state in FINAL_TASK else None
-    env.emit(EventName.TURN_STARTED, **({"message": message} if message is not None else {"answer": answer}))
+    env.emit({"type": EventName.TURN_STARTED, "message": message} if message is not None
+             else {"type": EventName.TURN_STARTED, "answer": answer})
     reload(env)
     if message is not None:
         entry: dict[str, Any] = {"turn": env.session.turn, "text": message}
@@ -78,14 +79,14 @@ async def play(env: TurnEnv, message: str | None, answer: dict[str, Any] | None,
             entry["client_message_id"] = client_message_id
         env.session.user_messages.append(entry)
     if same is not None:  # nothing is started: the stored reply is given again
-        env.emit(EventName.TURN_REPLAYED, of_turn=same.turn)
+        env.emit({"type": EventName.TURN_REPLAYED, "of_turn": same.turn})
         return Reply(same.text, same.suspended, same.kind, same.task)
     try:
         return await handle(env, message, answer, agent)
     except StoreError:
         raise  # the turn cannot be kept: the session is reloaded, the caller told
     except ModelError as exc:
-        env.emit(EventName.ERROR, message=str(exc), code=ModelError.name)
+        env.emit({"type": EventName.ERROR, "message": str(exc), "code": ModelError.name})
         # kind names the failure, so a reply given again (the same message re-sent) still says it failed
         return Reply(f"error: {exc}", False, ModelError.name, task=env.task.id if env.task else None)
     except PlanningFailed as exc:
@@ -94,7 +95,7 @@ async def play(env: TurnEnv, message: str | None, answer: dict[str, Any] | None,
         if env.rt.strict:
             raise
         log.exception("internal error in session %s, turn %s", env.session.id, env.session.turn)
-        env.emit(EventName.ERROR, message=f"internal error: {type(exc).__name__}: {exc}")
+        env.emit({"type": EventName.ERROR, "message": f"internal error: {type(exc).__name__}: {exc}"})
         return Reply(f"Something went wrong on our side ({type(exc).__name__}); the session is kept "
                      "and can continue.", False, task=env.task.id if env.task else None)
 
@@ -108,8 +109,8 @@ def reload(env: TurnEnv) -> None:
         studio.refresh()
     env.studio = PinnedStudio(studio.skills, studio.agents)
     for key, diags in sorted(getattr(studio, "rejected", {}).items()):
-        env.emit(EventName.SKILL_REJECTED, skill=key,
-                 diagnostics=[{"code": d.get("code"), "message": d.get("message")} for d in diags])
+        env.emit({"type": EventName.SKILL_REJECTED, "skill": key,
+                  "diagnostics": [{"code": d.get("code"), "message": d.get("message")} for d in diags]})
 
 
 async def handle(env: TurnEnv, message: str | None, answer: dict[str, Any] | None, agent: str | None = None) -> Reply:
@@ -147,7 +148,7 @@ async def new_task(env: TurnEnv, message: str, chosen: str | None = None) -> Rep
     else:  # loadable when sent, but the studio reloaded at this turn's start dropped it
         raise PlanningFailed(ErrorName.SKILL_NOT_FOUND, f"agent {chosen} has no loadable skill any more")
     env.task.agent = agent
-    env.emit(EventName.AGENT_ROUTED, agent=agent, via=via)
+    env.emit({"type": EventName.AGENT_ROUTED, "agent": agent, "via": via})
     candidates = await choose_skills(env, agent, message)
     nodes, how = await plan(env, agent, candidates, message)
     tasks.add_planned(env, nodes, how)
@@ -160,7 +161,7 @@ def planning_failed(env: TurnEnv, exc: PlanningFailed) -> Reply:
     if env.task is not None:
         env.task.state = TaskStatus.FAILED
         env.task.reason = exc.name
-        env.emit(EventName.TASK_FINISHED, state=TaskStatus.FAILED, reason=exc.name, message=str(exc))
+        env.emit({"type": EventName.TASK_FINISHED, "state": TaskStatus.FAILED, "reason": exc.name, "message": str(exc)})
     return Reply(f"I could not plan this: {exc}", False, task=env.task.id if env.task else None)
 
 
@@ -176,7 +177,7 @@ async def resume(env: TurnEnv, node: NodeState, message: str | None, answer: dic
         assert fu is not None  # a FOLLOW_UP suspension holds its question
         fu.answer, fu.answered_turn = message, env.session.turn
         node.answered, node.follow_up = fu, None
-        env.emit(EventName.NODE_RESUMED, node=node.id, kind=kind, answer=message)
+        env.emit({"type": EventName.NODE_RESUMED, "node": node.id, "kind": kind, "answer": message})
         node.messages.append({"role": "user", "content": f"Answer to your question \"{fu.question}\""
                               f"{' (fields: ' + ', '.join(fu.expected_fields) + ')' if fu.expected_fields else ''}: {message}"})
         return await tasks.execute(env)
@@ -186,7 +187,7 @@ async def resume(env: TurnEnv, node: NodeState, message: str | None, answer: dic
         verified = answer.get("verified")
         if not isinstance(verified, bool):
             return Reply("Answer with verified: true or false. " + question_of(env, node), True, kind, task.id)
-        env.emit(EventName.NODE_RESUMED, node=node.id, kind=kind, answer=answer)
+        env.emit({"type": EventName.NODE_RESUMED, "node": node.id, "kind": kind, "answer": answer})
         ev = env.evidence[node.verify_evidence or ""]
         node.verify_evidence = None
         settle_write(env, node, ev, verified, via="user")
@@ -194,7 +195,7 @@ async def resume(env: TurnEnv, node: NodeState, message: str | None, answer: dic
     decision = answer.get("decision")
     if decision not in DECISIONS:
         return Reply("Answer with decision CONFIRM, REJECT or CANCEL. " + question_of(env, node), True, kind, task.id)
-    env.emit(EventName.NODE_RESUMED, node=node.id, kind=kind, answer=answer)
+    env.emit({"type": EventName.NODE_RESUMED, "node": node.id, "kind": kind, "answer": answer})
     pending = node.pending
     assert pending is not None  # an APPROVAL suspension holds the gated call
     if decision == Decision.CONFIRM:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from skillc.runtime.seam.state import Evidence, NodeState, SessionState, TaskState
     from skillc.runtime.store.base import Store
     from skillc.runtime.telemetry.trace import TraceWriter
+    from skillc.runtime.words.event_types import TraceEvent
 
 
 class RuntimeParts(Protocol):
@@ -141,26 +142,31 @@ class TurnEnv:
         """The runtime clock."""
         return self.rt.clock()
 
-    def emit(self, type_: str, *, node: str | None = None, before_turn: bool = False, **fields: Any) -> None:
-        """Record one trace event of this session's turn. `before_turn`: an event its service
+    def emit(self, event: TraceEvent, *, before_turn: bool = False) -> None:
+        """Record one trace event of this session's turn, stamped with its session, turn and task
+        (the writer adds `seq` and the chain; the event's own `type` and `node` keep their places,
+        so a line is the same bytes as a keyword-built one). `before_turn`: an event its service
         noticed as it starts the session's next turn (`studio.stale`), recorded as that turn's
         and with no task (none is this turn's yet)."""
         trace = self.rt.trace
+        type_ = event["type"]
         if before_turn:
-            trace.emit(type_, session=self.session.id, turn=self.session.turn + 1, node=node, **fields)
+            trace.emit(type_, session=self.session.id, turn=self.session.turn + 1, **event)
             return
         # A task that had already ended when this turn began is not this turn's task: the turn's
         # events carry no task until a new one is made (or name the task they act on).
         task = self.task if self.task is not None and self.task is not self.ended else None
-        event = trace.emit(type_, session=self.session.id, turn=self.session.turn,
-                           task=task.id if task else None, node=node, **fields)
+        written = trace.emit(type_, session=self.session.id, turn=self.session.turn,
+                             task=task.id if task else None, **event)
         if type_ in AUDIT_TRIGGERS and trace.audit:  # who, what and when, from this session's facts
-            for audit_type, audit_fields in follow(event, self, trace.chain):
+            for audit_type, audit_fields in follow(written, self, trace.chain):
                 trace.emit(audit_type, session=self.session.id, turn=self.session.turn, **audit_fields)
 
     def invoked(self, tool: str, args: dict[str, Any]) -> None:
         """An `mcp.invoked` event for a tool really reached, stamped with the calling node."""
-        self.emit(EventName.MCP_INVOKED, node=self.current_node, tool=tool, args=args)
+        node = self.current_node
+        self.emit({"type": EventName.MCP_INVOKED, "node": node, "tool": tool, "args": args} if node is not None
+                  else {"type": EventName.MCP_INVOKED, "tool": tool, "args": args})
 
     async def call_tool(self, node: NodeState, tool: str, args: dict[str, Any]) -> CallOutcome:
         """Call a business tool for `node`; a gateway that leaves reporting to the runtime gets

@@ -22,6 +22,7 @@ from skillc.runtime.compiled.skillmeta import ParamIssue, Provenance, ToolMeta
 from skillc.runtime.compiled.values import canonical
 from skillc.runtime.call.context import NodeContext
 from skillc.runtime.words.errors import code_of
+from skillc.runtime.words.event_types import Settlement, ToolCall
 from skillc.runtime.call.evidence import UNSETTLED, register, settle_success
 from skillc.runtime.call.gate import approval_needed, approval_summary, idempotency_key
 from skillc.runtime.call.rules import call_scope, judge
@@ -55,7 +56,7 @@ class CallResult:
     data: Any = None
     args: Any = None
     effect: Effect | None = None  # what the call makes of its node (runtime/loop/node.py after_call)
-    settled: dict[str, Any] | None = None  # a write.settled event to emit after tool.call
+    settled: Settlement | None = None  # a write.settled event to emit after tool.call
     provenance: Provenance | None = None  # argument -> the source it was accepted from (§5.3)
     rules: list[dict[str, Any]] | None = None  # the rules that refused the call, each with its message
 
@@ -361,13 +362,19 @@ async def run_call(env: SessionEnv, node: NodeState, tool: str, raw: Any, *, app
 def record(env: SessionEnv, node: NodeState, tool: str, result: CallResult) -> None:
     """A call's tool.call event (and write.settled), business or builtin, built here where its
     facts are and emitted through the session's one seam, `SessionEnv.emit`."""
-    env.emit(EventName.TOOL_CALL, node=node.id, tool=tool, builtin=tool.startswith("builtin_"), args=result.args,
-             ok=result.ok, error=result.error, code=result.code, evidence=result.evidence, status=result.status,
-             business_ok=result.business_ok, empty=result.empty, replayed=result.replayed,
-             message=result.message or (result.observation() if result.data is not None else ""), next=result.next,
-             **({"provenance": result.provenance} if result.provenance else {}))
+    call: ToolCall = {"type": EventName.TOOL_CALL, "node": node.id, "tool": tool, "builtin": tool.startswith("builtin_"),
+                      "args": result.args, "ok": result.ok, "error": result.error, "code": result.code,
+                      "evidence": result.evidence, "status": result.status, "business_ok": result.business_ok,
+                      "empty": result.empty, "replayed": result.replayed,
+                      "message": result.message or (result.observation() if result.data is not None else ""),
+                      "next": result.next}
+    if result.provenance:
+        call["provenance"] = result.provenance
+    env.emit(call)
     if result.settled:
-        env.emit(EventName.WRITE_SETTLED, node=node.id, **result.settled)
+        s = result.settled
+        env.emit({"type": EventName.WRITE_SETTLED, "node": node.id, "evidence": s["evidence"], "tool": s["tool"],
+                  "status": s["status"], "via": s["via"]})
 
 
 async def run_chain(env: SessionEnv, node: NodeState, tool: str, raw: Any, *, approved: bool = False) -> CallResult:
@@ -416,7 +423,7 @@ async def invoke(c: Call) -> CallResult:
         node.fp_sig, node.fp_count = None, 0
         env.put_evidence(ev)
         node.last_business = ev.id
-        settled = None
+        settled: Settlement | None = None
         if write and ev.status == EvidenceStatus.FAILED:
             settled = {"evidence": ev.id, "tool": c.tool, "status": EvidenceStatus.FAILED, "via": "call"}
         hint = ("the outcome is unknown; it will be verified before anything else" if ev.status == EvidenceStatus.UNKNOWN
@@ -457,7 +464,8 @@ def _settle_unreadable(c: Call, ev: Evidence, write: bool, why: str, args: Any) 
     env.put_evidence(ev)
     node.last_business = ev.id
     node.fp_sig, node.fp_count = None, 0
-    settled = {"evidence": ev.id, "tool": c.tool, "status": ev.status, "via": "call"} if write else None
+    settled: Settlement | None = ({"evidence": ev.id, "tool": c.tool, "status": ev.status, "via": "call"}
+                                  if write else None)
     return CallResult(ok=False, error=ErrorName.TOOL_BUSINESS_FAILED, code=code_of(ErrorName.TOOL_BUSINESS_FAILED),
                       message=f"the tool's answer cannot be read: {why}", evidence=ev.id, status=ev.status,
                       business_ok=False, args=args, settled=settled,

@@ -22,6 +22,7 @@ from skillc.runtime.words.vocab import SideEffect
 
 if TYPE_CHECKING:
     from skillc.runtime.seam.seams import SessionEnv
+    from skillc.runtime.words.event_types import SettleVia
 
 UNSETTLED = (EvidenceStatus.UNKNOWN, EvidenceStatus.UNKNOWN_PRE_CALL)
 
@@ -79,14 +80,16 @@ def settle_success(env: SessionEnv, ev: Evidence, meta: ToolMeta | None, respons
     return judgement
 
 
-def settle_write(env: SessionEnv, node: NodeState, ev: Evidence, ok: bool, *, via: str, response: Any = None) -> None:
+def settle_write(env: SessionEnv, node: NodeState, ev: Evidence, ok: bool, *, via: SettleVia,
+                 response: Any = None) -> None:
     """Settle an uncertain write as SUCCESS or FAILED and emit write.settled."""
     ev.status = EvidenceStatus.SUCCESS if ok else EvidenceStatus.FAILED
     ev.business_ok = True if ok else None
     if response is not None and ok:
         ev.response = response
     env.put_evidence(ev)
-    env.emit(EventName.WRITE_SETTLED, node=node.id, evidence=ev.id, tool=ev.tool, status=ev.status, via=via)
+    env.emit({"type": EventName.WRITE_SETTLED, "node": node.id, "evidence": ev.id, "tool": ev.tool, "status": ev.status,
+              "via": via})
     verdict = "took effect" if ok else "did NOT take effect"
     node.messages.append({"role": "user", "content": f"[runtime] The uncertain write {ev.id} ({ev.tool}) {verdict} "
                           f"(settled via {via})."})

@@ -10,6 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from skillc.runtime.words.events import EventName
+from skillc.runtime.words.event_types import NodeSuspended
 from skillc.runtime.call.gate import approval_summary
 from skillc.runtime.seam.state import Evidence, NodeState
 from skillc.runtime.words.vocab import FINAL_NODE, NodeStatus, Suspension
@@ -25,7 +26,8 @@ FINAL = FINAL_NODE
 
 def start(env: SessionEnv, node: NodeState, messages: list[dict[str, Any]]) -> None:
     """PENDING -> RUNNING with the node's opening messages; emits node.started."""
-    env.emit(EventName.NODE_STARTED, node=node.id, skill=node.skill, target=node.target, kind=node.kind)
+    env.emit({"type": EventName.NODE_STARTED, "node": node.id, "skill": node.skill, "target": node.target,
+              "kind": node.kind})
     node.state = RUNNING
     node.messages = messages
 
@@ -33,7 +35,7 @@ def start(env: SessionEnv, node: NodeState, messages: list[dict[str, Any]]) -> N
 def skip(env: SessionEnv, node: NodeState, reason: str) -> None:
     """PENDING -> SKIPPED (a provider whose shared outputs exist); emits node.skipped."""
     node.state = SKIPPED
-    env.emit(EventName.NODE_SKIPPED, node=node.id, skill=node.skill, reason=reason)
+    env.emit({"type": EventName.NODE_SKIPPED, "node": node.id, "skill": node.skill, "reason": reason})
 
 
 def run(node: NodeState) -> None:
@@ -57,15 +59,15 @@ def suspend(env: SessionEnv, node: NodeState) -> NodeStatus:
     """-> SUSPENDED on the question named by `ask`; emits node.suspended with the question."""
     node.state = SUSPENDED
     kind = node.suspended
-    fields: dict[str, Any] = {"kind": kind}
+    event: NodeSuspended = {"type": EventName.NODE_SUSPENDED, "node": node.id, "kind": kind}
     if kind == Suspension.FOLLOW_UP and node.follow_up:
-        fields.update(question=node.follow_up.question, expected_fields=node.follow_up.expected_fields)
+        event["question"], event["expected_fields"] = node.follow_up.question, node.follow_up.expected_fields
     elif kind == Suspension.APPROVAL and node.pending:
-        fields.update(question=node.pending.question, tool=node.pending.tool)
+        event["question"], event["tool"] = node.pending.question, node.pending.tool
     elif kind == Suspension.VERIFY:
         ev = env.evidence.get(node.verify_evidence or "")
-        fields.update(question=verify_question(env, node, ev), tool=ev.tool if ev else None)
-    env.emit(EventName.NODE_SUSPENDED, node=node.id, **fields)
+        event["question"], event["tool"] = verify_question(env, node, ev), ev.tool if ev else None
+    env.emit(event)
     return SUSPENDED
 
 
@@ -76,10 +78,10 @@ def finish_node(env: SessionEnv, node: NodeState, state: NodeStatus, *, output: 
     node.suspended = None
     if state == DONE:
         env.share_outputs(node)
-        env.emit(EventName.NODE_FINISHED, node=node.id, state=state, output=output)
+        env.emit({"type": EventName.NODE_FINISHED, "node": node.id, "state": state, "output": output})
     else:
         node.reason = reason or node.reason
-        env.emit(EventName.NODE_FINISHED, node=node.id, state=state, reason=node.reason)
+        env.emit({"type": EventName.NODE_FINISHED, "node": node.id, "state": state, "reason": node.reason})
     return state
 
 

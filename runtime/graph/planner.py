@@ -17,6 +17,7 @@ from skillc.runtime.words.vocab import Mode, NodeKind
 
 if TYPE_CHECKING:
     from skillc.runtime.seam.seams import SessionEnv
+    from skillc.runtime.words.event_types import PlanVia, RouteVia
 
 
 class PlanningFailed(SkillcError):
@@ -38,7 +39,7 @@ class PlannedNode:
     kind: NodeKind = NodeKind.MAIN
 
 
-async def route(env: SessionEnv, message: str) -> tuple[str, str]:
+async def route(env: SessionEnv, message: str) -> tuple[str, RouteVia]:
     """(agent_code, via): `only` when one agent is loadable, else the model chooses by mission."""
     agents = env.loadable_agents()
     if not agents:
@@ -77,17 +78,19 @@ async def choose_skills(env: SessionEnv, agent: str, message: str) -> list[str]:
     return list(dict.fromkeys(picked)) or skills[:1]
 
 
-async def plan(env: SessionEnv, agent: str, candidates: list[str], message: str) -> tuple[list[PlannedNode], str]:
+async def plan(env: SessionEnv, agent: str, candidates: list[str], message: str) -> tuple[list[PlannedNode], PlanVia]:
     """The task graph and how it was made (`shortcut`, `model`, `fallback`), providers inserted."""
     if len(candidates) == 1 and env.skill_module(candidates[0]).SKILL.mode == Mode.REACT:
         module = env.skill_module(candidates[0])
-        nodes, via = [PlannedNode("n1", candidates[0], resolve_target(module, None))], "shortcut"
+        nodes: list[PlannedNode] = [PlannedNode("n1", candidates[0], resolve_target(module, None))]
+        via: PlanVia = "shortcut"
     else:
         nodes, via = await _model_plan(env, agent, candidates, message)
     return insert_providers(env, agent, nodes), via
 
 
-async def _model_plan(env: SessionEnv, agent: str, candidates: list[str], message: str) -> tuple[list[PlannedNode], str]:
+async def _model_plan(env: SessionEnv, agent: str, candidates: list[str],
+                      message: str) -> tuple[list[PlannedNode], PlanVia]:
     skills = []
     for k in candidates:
         m = env.skill_module(k)

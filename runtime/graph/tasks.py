@@ -23,6 +23,7 @@ from skillc.runtime.seam.seams import active_task
 
 if TYPE_CHECKING:
     from skillc.runtime.seam.seams import SessionEnv
+    from skillc.runtime.words.event_types import PlanVia
 
 
 @dataclass
@@ -35,7 +36,7 @@ class Reply:
     task: str | None = None
 
 
-def add_planned(env: SessionEnv, nodes: list[PlannedNode], how: str) -> None:
+def add_planned(env: SessionEnv, nodes: list[PlannedNode], how: PlanVia) -> None:
     """Make the planned nodes the active task's graph; emits task.planned."""
     task = active_task(env)
     for p in nodes:
@@ -45,8 +46,9 @@ def add_planned(env: SessionEnv, nodes: list[PlannedNode], how: str) -> None:
         task.nodes[p.node] = NodeState(id=p.node, task=task.id, skill=p.skill, kind=p.kind, deps=list(p.deps),
                                        target=p.target, objective=title)
         task.order.append(p.node)
-    env.emit(EventName.TASK_PLANNED, via=how, nodes=[{"node": p.node, "skill": p.skill, "target": p.target,
-                                              "deps": list(p.deps), "kind": p.kind} for p in nodes])
+    env.emit({"type": EventName.TASK_PLANNED, "via": how,
+              "nodes": [{"node": p.node, "skill": p.skill, "target": p.target, "deps": list(p.deps), "kind": p.kind}
+                        for p in nodes]})
 
 
 def suspended_node(task: TaskState | None) -> NodeState | None:
@@ -130,10 +132,10 @@ def finish_task(env: SessionEnv) -> Reply:
               if task.nodes[n].kind != NodeKind.DELEGATE and task.nodes[n].state in (NodeStatus.FAILED, NodeStatus.CANCELLED)]
     if failed:
         task.state, task.reason = TaskStatus.FAILED, failed[0].reason
-        env.emit(EventName.TASK_FINISHED, state=TaskStatus.FAILED, reason=task.reason)
+        env.emit({"type": EventName.TASK_FINISHED, "state": TaskStatus.FAILED, "reason": task.reason})
         return Reply("Could not complete: " + "; ".join(f"{n.id}: {n.reason}" for n in failed), False, task=task.id)
     task.state = TaskStatus.DONE
-    env.emit(EventName.TASK_FINISHED, state=TaskStatus.DONE)
+    env.emit({"type": EventName.TASK_FINISHED, "state": TaskStatus.DONE})
     needed = {d for n in task.nodes.values() for d in n.deps}
     sinks = [task.nodes[n] for n in task.order if n not in needed and task.nodes[n].state == NodeStatus.DONE]
     return Reply("\n".join(n.output_text or "" for n in sinks) or "Done.", False, task=task.id)
@@ -147,7 +149,7 @@ def cancel_task(env: SessionEnv, reason: str) -> Reply:
         if n.state not in FINAL:
             finish_node(env, n, NodeStatus.CANCELLED, reason=reason)
     task.state, task.reason = TaskStatus.CANCELLED, reason
-    env.emit(EventName.TASK_FINISHED, state=TaskStatus.CANCELLED, reason=reason)
+    env.emit({"type": EventName.TASK_FINISHED, "state": TaskStatus.CANCELLED, "reason": reason})
     return Reply(f"Cancelled: {reason}", False, task=task.id)
 
 

@@ -193,7 +193,7 @@ async def output_set(env: SessionEnv, node: NodeState, args: dict[str, Any]) -> 
     if problem:
         return reject(problem[0], problem[1], "set the output from evidence or another allowed source, with the exact value")
     node.outputs[key] = {"value": value, "source": source, "ref": ref}
-    env.emit(EventName.OUTPUT_SET, node=node.id, key=key, value=value, source=source)
+    env.emit({"type": EventName.OUTPUT_SET, "node": node.id, "key": key, "value": value, "source": Source(source)})
     return CallResult(ok=True, message=f"output {key} set")
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from skillc.runtime.compiled.loader import ProviderInput
     from skillc.runtime.model.base import Model
     from skillc.runtime.compiled.skillmeta import SkillModule
+    from skillc.runtime.words.event_types import TraceEvent
 
 # Replay's clock stands still: approvals never expire mid-conversation (there is no waiting).
 CLOCK = 0.0
@@ -77,7 +78,7 @@ class ReplayEnv:
         """A clock that stands still."""
         return CLOCK
 
-    def emit(self, type_: str, *, node: str | None = None, **fields: Any) -> None:
+    def emit(self, event: TraceEvent) -> None:
         """Replay writes no trace: its report is the record."""
 
     async def save(self) -> None:

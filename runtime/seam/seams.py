@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from skillc.runtime.model.base import Model
     from skillc.runtime.seam.state import Evidence, NodeState, SessionState, TaskState
     from skillc.runtime.compiled.skillmeta import SkillModule
+    from skillc.runtime.words.event_types import TraceEvent
 
 
 def active_task(env: SessionEnv) -> TaskState:
@@ -63,8 +64,9 @@ class SessionEnv(Protocol):
         """The runtime clock (seconds)."""
         ...
 
-    def emit(self, type_: str, *, node: str | None = None, **fields: Any) -> None:
-        """Record one trace event of this session's turn."""
+    def emit(self, event: TraceEvent) -> None:
+        """Record one trace event of this session's turn: the producer gives its `type`, `node`
+        and fields (runtime/words/event_types.py), the env stamps session, turn and task."""
         ...
 
     async def save(self) -> None:

@@ -346,7 +346,8 @@ class ServerContext:
             stale = await self.feed.update()
             if stale is not None:
                 fields = {"source": self.feed.shown, "error": stale, "since": self.feed.since}
-                session.env.emit(EventName.STUDIO_STALE, before_turn=True, **fields)
+                session.env.emit({"type": EventName.STUDIO_STALE, "source": self.feed.shown, "error": stale,
+                                  "since": self.feed.since}, before_turn=True)
                 mapper.custom("skillc.studio_stale", fields)
             if action == "answer" and "decision" in payload:
                 pending = session.pending() or {}

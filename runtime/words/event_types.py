@@ -15,8 +15,7 @@ member its `type` names), a consumer takes `TraceEvent` or the member its handle
 - Fields the spec leaves open (a tool's `args`, an output's `value`, a business `code`) are `Any`:
   whatever JSON the tool or the model gave.
 """
-from __future__ import annotations
-
+# no `from __future__ import annotations`: `__required_keys__` reads NotRequired only from live annotations
 from typing import Any, Literal, Union
 
 # typing_extensions: pydantic reads a TypedDict's fields only from its class on Python < 3.12
@@ -24,6 +23,14 @@ from typing_extensions import NotRequired, TypedDict
 
 from skillc.runtime.words.events import EventName
 from skillc.runtime.words.vocab import EvidenceStatus, NodeKind, NodeStatus, Source, Suspension, TaskStatus
+
+
+RouteVia = Literal["only", "model", "user"]
+"""How a task's agent was chosen (`agent.routed`): the only loadable one, the model's pick, the user's."""
+PlanVia = Literal["shortcut", "model", "fallback"]
+"""How a task's nodes were planned (`task.planned`)."""
+SettleVia = Literal["call", "verify", "user"]
+"""What settled a write (`write.settled`, `audit.settlement`): its own call, a verifying read, the user."""
 
 
 class _Stamped(TypedDict, total=False):
@@ -70,6 +77,16 @@ class AuditWhat(TypedDict):
     idempotency_key_digest: NotRequired[str]
 
 
+class Settlement(TypedDict):
+    """A write's settlement as the call that settled it reports it (`CallResult.settled`, written as
+    the `write.settled` that follows its `tool.call`)."""
+
+    evidence: str
+    tool: str
+    status: EvidenceStatus
+    via: SettleVia
+
+
 class StudioStale(_Stamped):
     """The service found its studio source unreachable as a turn starts (the turn's number, no task)."""
 
@@ -107,14 +124,14 @@ class AgentRouted(_Stamped):
 
     type: Literal[EventName.AGENT_ROUTED]
     agent: str
-    via: Literal["only", "model", "user"]
+    via: RouteVia
 
 
 class TaskPlanned(_Stamped):
     """The task's nodes, from the shortcut, the model's plan, or the fallback."""
 
     type: Literal[EventName.TASK_PLANNED]
-    via: Literal["shortcut", "model", "fallback"]
+    via: PlanVia
     nodes: list[PlannedNode]
 
 
@@ -190,14 +207,10 @@ class NodeResumed(_Stamped, _OfNode):
     answer: str | dict[str, Any]
 
 
-class WriteSettled(_Stamped, _OfNode):
+class WriteSettled(_Stamped, _OfNode, Settlement):
     """A write's outcome known: by its own call, a verifying read, or the user."""
 
     type: Literal[EventName.WRITE_SETTLED]
-    evidence: str
-    tool: str
-    status: EvidenceStatus
-    via: Literal["call", "verify", "user"]
 
 
 class AuditApproval(_Stamped, _MaybeNode):
@@ -217,7 +230,7 @@ class AuditSettlement(_Stamped, _MaybeNode):
     type: Literal[EventName.AUDIT_SETTLEMENT]
     evidence: str
     status: EvidenceStatus
-    via: Literal["call", "verify", "user"]
+    via: SettleVia
     who: dict[str, Any]
     what: AuditWhat
     at: str

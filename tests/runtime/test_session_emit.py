@@ -9,7 +9,10 @@ from pathlib import Path
 from helpers.node_harness import PLATFORM, Harness, agent, skill, step
 
 from skillc.runtime.telemetry.trace import TraceWriter
+from skillc.runtime.words.event_types import StudioStale
+from skillc.runtime.words.events import EventName
 
+STALE: StudioStale = {"type": EventName.STUDIO_STALE, "source": "studio/", "error": "unreachable", "since": 1.0}
 READ = """{ "tools": { "page_get": { "args": { "slug": { "sources": ["MODEL"] } } } } }"""
 
 
@@ -20,11 +23,11 @@ def test_studio_stale_is_the_coming_turns_and_names_no_task(tmp_path: Path) -> N
 
     async def scenario() -> None:
         s = await h.runtime.open_session(PLATFORM, session_id="s1")
-        s.env.emit("studio.stale", before_turn=True, source="studio/", error="unreachable", since=1.0)
+        s.env.emit(STALE, before_turn=True)
         h.script.add([step(("builtin_node_follow_up", {"question": "Which page?", "expectedFields": ["slug"]}))])
         await s.send("Get a page")
         assert s.env.task is not None  # the task waits for the answer
-        s.env.emit("studio.stale", before_turn=True, source="studio/", error="unreachable", since=1.0)
+        s.env.emit(STALE, before_turn=True)
     asyncio.run(scenario())
     stale = [e for e in h.runtime.trace.events if e["type"] == "studio.stale"]
     assert [(e["turn"], "task" in e) for e in stale] == [(1, False), (2, False)]
