@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from skillc.runtime.session import Runtime
     from skillc.runtime.store.base import Store
     from skillc.runtime.telemetry.core import Telemetry
-    from skillc.runtime.telemetry.trace import TraceWriter
+    from skillc.runtime.telemetry.trace import Listener, TraceWriter
 
 
 @asynccontextmanager
@@ -35,7 +35,7 @@ async def open_runtime(config: Config | str | os.PathLike[str] | None = None, *,
                        studio: Any = None, gateway: Any = None, model: Model | None = None,
                        store: Store | str | os.PathLike[str] | None = None, trace: TraceWriter | None = None,
                        settings: Settings | None = None, servers: Mapping[str, McpServerConfig | Any] | None = None,
-                       listeners: Iterable[Callable[[dict[str, Any]], None]] = (),
+                       listeners: Iterable[Listener] = (),
                        on_progress: Callable[[str, str], None] | None = None,
                        clock: Callable[[], float] = time.time, seed: int | None = None,
                        strict: bool = False, telemetry: Telemetry | None = None) -> AsyncIterator[Runtime]:

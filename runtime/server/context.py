@@ -23,6 +23,7 @@ from starlette.requests import Request
 
 from skillc.runtime import opener
 from skillc.runtime.outside.config import audit_key
+from skillc.runtime.words.event_types import TraceEvent
 from skillc.runtime.words.events import EventName
 from skillc.runtime.words.errors import CallerError, SessionBusy, UnknownAgent
 from skillc.runtime.outside.redact import redact_urls
@@ -409,7 +410,7 @@ class ServerContext:
         except OSError:  # the runs are still in memory; only a restart would forget them
             log.exception("cannot record runs %s", ", ".join(r.run_id for r in runs))
 
-    def _on_trace(self, event: dict[str, Any]) -> None:
+    def _on_trace(self, event: TraceEvent) -> None:
         self.traces.write(event)
         mapper = self._mappers.get(event["session"]) if self._mappers else None
         if mapper is not None:

@@ -15,6 +15,9 @@ from ag_ui.core import PROTOCOL_VERSION, EventType
 
 from skillc.runtime.text import jsontext
 from skillc.runtime.words.errors import ErrorName
+from skillc.runtime.words.event_types import (AgentRouted, Error, NodeFinished, NodeResumed, NodeSkipped, NodeStarted,
+                                              NodeSuspended, SkillRejected, TaskFinished, TaskPlanned, ToolCall,
+                                              TraceEvent, WriteSettled)
 from skillc.runtime.words.events import EventName
 from skillc.runtime.model.base import ModelError
 from skillc.runtime.server.agui_wire import encode, encode_with_raw
@@ -131,65 +134,67 @@ class RunMapper:
         self.custom("skillc.progress", {"node": self.open_steps[-1] if self.open_steps else None,
                                         "tool": tool, "label": label})
 
-    def trace(self, ev: dict[str, Any]) -> None:
-        """One trace event of this run's session, to its handler (`_HANDLERS`; none: not shown)."""
+    def trace(self, ev: TraceEvent) -> None:
+        """One trace event of this run's session, to its handler (`_HANDLERS`; `NOT_SHOWN`: none)."""
         handler = _HANDLERS.get(ev["type"])
         if handler is not None:
             handler(self, ev)
 
     # ------------------------------------------------------------ one handler per event type
 
-    def _node_started(self, ev: dict[str, Any]) -> None:
+    def _node_started(self, ev: NodeStarted) -> None:
         node: str = ev.get("node") or ""
         if node not in self.open_steps:
             meta: dict[str, Any] = {k: ev[k] for k in ("skill", "kind", "target") if k in ev}
             self.emit(EventType.STEP_STARTED, {"stepName": node}, meta or None)
             self.open_steps.append(node)
 
-    def _node_resumed(self, ev: dict[str, Any]) -> None:
+    def _node_resumed(self, ev: NodeResumed) -> None:
         node: str = ev.get("node") or ""
         if node not in self.open_steps:  # its `kind` is the suspension's, not the node's
             self.emit(EventType.STEP_STARTED, {"stepName": node}, {"resumed": ev.get("kind")})
             self.open_steps.append(node)
 
-    def _node_skipped(self, ev: dict[str, Any]) -> None:
+    def _node_skipped(self, ev: NodeSkipped) -> None:
         node: str = ev.get("node") or ""
         self.emit(EventType.STEP_STARTED, {"stepName": node}, {"skill": ev.get("skill"), "skipped": True})
         self._step_finished(node)
         self.snapshot()
 
-    def _node_suspended(self, ev: dict[str, Any]) -> None:
+    def _node_suspended(self, ev: NodeSuspended) -> None:
         """The step ends; a suspension ends the turn too, whose final snapshot follows."""
-        node: str = ev.get("node") or ""
+        self._end_step(ev.get("node") or "")
+
+    def _node_finished(self, ev: NodeFinished) -> None:
+        self._end_step(ev.get("node") or "")
+        self.snapshot()
+
+    def _end_step(self, node: str) -> None:
         if node in self.open_steps:
             self.open_steps.remove(node)
             self._step_finished(node)
 
-    def _node_finished(self, ev: dict[str, Any]) -> None:
-        self._node_suspended(ev)
+    def _task_planned(self, ev: TaskPlanned) -> None:
         self.snapshot()
 
-    def _task_planned(self, ev: dict[str, Any]) -> None:
-        self.snapshot()
-
-    def _write_settled(self, ev: dict[str, Any]) -> None:
+    def _write_settled(self, ev: WriteSettled) -> None:
         self.custom("skillc.write_settled", {k: ev.get(k) for k in ("node", "evidence", "tool", "status", "via")})
 
-    def _agent_routed(self, ev: dict[str, Any]) -> None:
+    def _agent_routed(self, ev: AgentRouted) -> None:
         self.custom("skillc.routed", {"agent": ev.get("agent"), "via": ev.get("via")})
 
-    def _skill_rejected(self, ev: dict[str, Any]) -> None:
+    def _skill_rejected(self, ev: SkillRejected) -> None:
         self.custom("skillc.skill_rejected", {"skill": ev.get("skill"), "diagnostics": ev.get("diagnostics")})
 
-    def _error(self, ev: dict[str, Any]) -> None:
+    def _error(self, ev: Error) -> None:
         """The run fails; its message is for the log, not the stream."""
         self.failure = (str(ev.get("message") or ""), str(ev.get("code") or "INTERNAL"))
 
-    def _task_finished(self, ev: dict[str, Any]) -> None:
+    def _task_finished(self, ev: TaskFinished) -> None:
         self.custom("skillc.task_finished", {"task": ev.get("task"), "state": ev.get("state"),
                                              "reason": ev.get("reason")})
 
-    def _tool_call(self, ev: dict[str, Any]) -> None:
+    def _tool_call(self, ev: ToolCall) -> None:
         self.calls += 1
         cid = f"{self.run.run_id}.c{self.calls}"
         tool = str(ev.get("tool"))
@@ -207,9 +212,9 @@ class RunMapper:
                 self.gated[ev["node"]] = cid
 
 
-# The trace events a run shows; the others (turn.*, output.set, mcp.invoked, audit.*, …) are not
-# part of the AG-UI stream.
-_HANDLERS: dict[str, Callable[[RunMapper, dict[str, Any]], None]] = {
+# The trace events a run shows, each to its handler (which takes that type's TypedDict); keyed by
+# EventName. The others (NOT_SHOWN) are not part of the AG-UI stream; a test keeps every type in one.
+_HANDLERS: dict[str, Callable[[RunMapper, Any], None]] = {
     EventName.NODE_STARTED: RunMapper._node_started,
     EventName.NODE_RESUMED: RunMapper._node_resumed,
     EventName.NODE_SKIPPED: RunMapper._node_skipped,
@@ -223,3 +228,11 @@ _HANDLERS: dict[str, Callable[[RunMapper, dict[str, Any]], None]] = {
     EventName.ERROR: RunMapper._error,
     EventName.TASK_FINISHED: RunMapper._task_finished,
 }
+
+NOT_SHOWN: frozenset[EventName] = frozenset({
+    EventName.STUDIO_STALE,  # the server sends its own skillc.studio_stale as it writes the event
+    EventName.TURN_STARTED, EventName.TURN_REPLAYED, EventName.TURN_REPLY,  # the run itself: RUN_STARTED, its reply
+    EventName.MCP_INVOKED, EventName.OUTPUT_SET,  # inside a step: its tool call and the state snapshot show them
+    EventName.AUDIT_APPROVAL, EventName.AUDIT_SETTLEMENT,  # for the audit log, not a front end
+})
+"""The trace events a run does not show as events of their own."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from skillc.runtime.text import jsontext
+from skillc.runtime.words.event_types import TraceEvent
 from skillc.runtime.text.idtext import ID_RULE, valid_id
 from skillc.runtime.server.errors import ApiError
 from skillc.runtime.telemetry.trace import FLUSH_AT, last_seq
@@ -43,7 +44,7 @@ class TraceFiles:
         each file's `seq` keeps rising (audit verify, `Last-Event-ID` and `?after=` rely on it)."""
         return max((last_seq(str(p)) for p in self.root.glob("*.jsonl")), default=0)
 
-    def write(self, event: dict[str, Any]) -> None:
+    def write(self, event: TraceEvent) -> None:
         """Append one event to its session's file (buffered until `flush`, a stopping point)."""
         sid = str(event.get("session", ""))
         if not valid_id(sid):

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from skillc.runtime.words.event_types import TraceEvent
+
 from skillc.runtime.words.events import EventName
 from skillc.runtime.outside.redact import mask_args
 from skillc.runtime.words.vocab import Suspension
@@ -227,7 +229,7 @@ def approval_id(chain: AuditChain | None, session: str, task: Any, node: Any, to
     return "ap-" + (chain or _PLAIN).digest(material)[:16]
 
 
-def follow(event: dict[str, Any], env: Any, chain: AuditChain | None) -> Iterator[tuple[str, dict[str, Any]]]:
+def follow(event: TraceEvent, env: Any, chain: AuditChain | None) -> Iterator[tuple[str, dict[str, Any]]]:
     """The audit events that follow `event` (one of TRIGGERS) in session `env`."""
     digest = (chain or _PLAIN).value_digest
     task = getattr(env, "task", None)

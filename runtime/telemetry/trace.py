@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Protocol
 
 from skillc.runtime.words.events import EventName
+from skillc.runtime.words.event_types import TraceEvent
 from skillc.runtime.telemetry.audit import AuditChain
 from skillc.runtime.text import jsontext
 
@@ -43,7 +44,7 @@ FLUSH_EVERY = 256  # buffered trace lines at most between stopping points
 # says the tool was invoked (the unit before it committed the write as STARTED).
 FLUSH_AT = frozenset({EventName.MCP_INVOKED})
 
-Listener = Callable[[dict[str, Any]], None]
+Listener = Callable[[TraceEvent], None]
 
 # The session (its `SessionEnv`) whose turn runs in this asyncio task; None outside turns.
 _ENV: contextvars.ContextVar[Any] = contextvars.ContextVar("skillc_trace_env", default=None)
@@ -52,7 +53,7 @@ _ENV: contextvars.ContextVar[Any] = contextvars.ContextVar("skillc_trace_env", d
 class Observer(Protocol):
     """Telemetry of the writer's runtime (`telemetry.core.Telemetry`): sees each event once written."""
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: TraceEvent) -> None:
         """One event, after it is written."""
 
 
@@ -76,7 +77,7 @@ class TraceWriter:
     def __init__(self, path: str | None = None, *, keep: bool = False, chain: bool = True,
                  key: bytes | None = None, audit: bool = True, append: bool = False,
                  seq_from: int = 0, observers: Iterable[Observer] = ()) -> None:
-        self._events: list[dict[str, Any]] | None = [] if keep else None
+        self._events: list[TraceEvent] | None = [] if keep else None
         self._seq = max(seq_from, last_seq(path) if path and append else 0)
         self._fh: IO[str] | None = open(path, "a" if append else "w", encoding="utf-8") if path else None
         if path and self._fh is not None and append and self._fh.tell() > 0 and not _ends_with_newline(path):
@@ -89,7 +90,7 @@ class TraceWriter:
         self.observers: list[Observer] = list(observers)  # telemetry (Telemetry.install)
 
     @property
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[TraceEvent]:
         """Every event so far; only for a writer built with `keep=True`."""
         if self._events is None:
             raise RuntimeError("this TraceWriter streams and keeps no events: build it with keep=True "
@@ -117,10 +118,11 @@ class TraceWriter:
         """Mark `env` (a session) as the one whose turn runs in this task, until the next `enter`."""
         _ENV.set(env)
 
-    def emit(self, type_: str, *, session: str, turn: int, **fields: Any) -> dict[str, Any]:
+    def emit(self, type_: str, *, session: str, turn: int, **fields: Any) -> TraceEvent:
         """Record one event; `task`/`node` are dropped when None. Returns the event."""
         self._seq += 1
-        event: dict[str, Any] = {"seq": self._seq, "type": type_, "session": session, "turn": turn}
+        # the producer's typed event (SessionEnv.emit's), stamped: a TraceEvent once built
+        event: Any = {"seq": self._seq, "type": type_, "session": session, "turn": turn}
         for key in ("task", "node"):
             if key in fields:
                 value = fields.pop(key)
@@ -139,7 +141,8 @@ class TraceWriter:
             listener(event)
         for observer in self.observers:
             observer.event(event)
-        return event
+        written: TraceEvent = event
+        return written
 
     def flush(self) -> None:
         """A stopping point: every event so far reaches the file (and every registered sink's)."""
