@@ -69,9 +69,10 @@ class InstantGateway:
         return CallOutcome(self._answers[tool], None, "", "stub")
 
 
-async def fixtures(out: Path, gateway: Any = None) -> dict[int, Any]:
+async def fixtures(out: Path, gateway: Any = None) -> tuple[dict[int, Any], Any]:
     """count -> a coroutine function making one `check_order` call through the whole chain
-    (over `gateway`, or the instant stub)."""
+    (over `gateway`, or the instant stub), and the session env they share (which each call
+    leaves as it found it: the bench measures one call, not a session growing by a record a call)."""
     from skillc.compiler import ir
     from skillc.compiler.build import compile_studio
     from skillc.runtime.call.chain import run_chain
@@ -104,12 +105,15 @@ async def fixtures(out: Path, gateway: Any = None) -> dict[int, Any]:
 
         async def call(node: Any = node, kept: list[str] = kept) -> None:
             node.fp_sig, node.fp_count = None, 0  # no fingerprint streak
-            node.evidence[:] = kept
             result = await run_chain(env, node, "check_order", ARGS)
             assert result.ok, result.observation()
+            for eid in node.evidence[len(kept):]:  # every call meets the same session, not one grown by the last
+                env.evidence.pop(eid, None)
+                env.dirty.pop(eid, None)
+            node.evidence[:] = kept
 
         calls[c] = call
-    return calls
+    return calls, env
 
 
 CANNED = [{"name": "get_order", "responses": [{"json": ORDER}]}, {"name": "check_order", "responses": [{"json": {"ok": True}}]}]
@@ -130,7 +134,7 @@ async def bench_rules(n: int, rounds: int, mcp: bool = False) -> dict[int, list[
             canned = build_canned_server(CANNED, on_invoked=lambda tool, a: None, on_crash=lambda: None)
             gateway = await stack.enter_async_context(McpGateway({"canned": canned}, timeout=30))
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="skillc-bench-rules-"))
-        calls = await fixtures(Path(tmp), gateway)
+        calls, _ = await fixtures(Path(tmp), gateway)
         for call in calls.values():
             for _ in range(min(n, 50)):
                 await call()
