@@ -54,11 +54,31 @@ class StoreLoop:
         return await asyncio.shield(future)  # not cancelled with the awaiting task (see above)
 
     def close(self) -> None:
-        """Stop the loop and let its thread end."""
+        """Cancel what is still pending on the loop, wait for it, stop the loop and let its
+        thread end."""
         if self.loop.is_closed():
             return
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        if not self.on_loop():
+        if self.on_loop():  # cannot wait on itself: stop, and the thread's end leaves it open
+            self.loop.stop()
+            return
+        if self._thread.is_alive():
+            try:
+                asyncio.run_coroutine_threadsafe(_cancel_pending(), self.loop).result(5.0)
+            except TimeoutError:  # a task that will not end: stop the loop all the same
+                pass
+            self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(5.0)
-            if not self._thread.is_alive():
-                self.loop.close()
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+async def _cancel_pending() -> None:
+    """Cancel every other task of the running loop and wait for them to end, as `asyncio.run` does
+    on its way out: a task a closed loop still holds is destroyed pending when it is collected,
+    and asyncio logs that as an error in whatever runs then."""
+    me = asyncio.current_task()
+    pending = [t for t in asyncio.all_tasks() if t is not me]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
