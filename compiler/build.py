@@ -37,7 +37,9 @@ MANIFEST = "manifest.json"
 # Local build state, not part of the output: the generator's fingerprint (an edited generator
 # regenerates everything, without the committed manifest depending on the generator's source) and
 # (mtime_ns, size, sha256) per written file, so a no-op build checks that modules are intact with a
-# stat instead of hashing every file. A stale or missing cache only costs regenerating.
+# stat instead of hashing every file; and each skill's diagnostics whole (file, excerpt, help), so an
+# unchanged skill's warnings are shown again without parsing its contract again. A stale or missing
+# cache only costs regenerating (or re-parsing).
 STAMPS = ".skillc-stamps.json"
 CODEGEN_FAILED = "SC490"
 
@@ -51,6 +53,7 @@ class BuildResult:
     out_dir: Path
     written: list[str] = field(default_factory=list)
     stamps: dict[str, list[Any]] = field(default_factory=dict, repr=False)  # rel -> [mtime_ns, size, sha256]
+    notes: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)  # _notes_key -> diagnostics
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     regenerated: list[str] = field(default_factory=list)  # skill keys compiled this time
@@ -107,6 +110,12 @@ def _input_hash(skill: ir.SkillProfile) -> str:
     fields = (codegen.COMPILER_VERSION, skill.skill_key, skill.skill_name,
               skill.semantic_desc, skill.skill_manual, skill.skill_contract, *skill.tool_names)
     return _sha("".join(f"{len(f)}:{f}" for f in fields))
+
+
+def _notes_key(skill: ir.SkillProfile) -> str:
+    """What a skill's diagnostics are a function of, for the cache: the whole profile (its source
+    file and place included, which the diagnostics name), under one generator."""
+    return _sha(json.dumps(skill.model_dump(), sort_keys=True, default=str))  # ASCII: a lone surrogate escapes
 
 
 def _diag_record(d: Diagnostic) -> dict[str, Any]:
@@ -213,11 +222,13 @@ def compile_studio(
     generator = codegen.generator_fingerprint()
     same_generator = not force and cache.get("generator") == generator
     old_stamps: dict[str, list[Any]] = cache["files"] if same_generator else {}
+    notes = cache.get("diagnostics") if same_generator else None
+    old_notes: dict[str, list[dict[str, Any]]] = notes if isinstance(notes, dict) else {}
     same_compiler = same_generator and old.get("compiler_version") == codegen.COMPILER_VERSION
     old_skills: dict[str, Any] = old.get("skills", {}) if same_compiler else {}
     skills = {s.skill_key: s for s in sorted(studio.skills, key=lambda s: s.skill_key)}
     modules = file_names(list(skills))
-    entries, todo = _reuse_unchanged(skills, modules, old_skills, out, old_stamps, result, force=force)
+    entries, todo = _reuse_unchanged(skills, modules, old_skills, out, old_stamps, old_notes, result, force=force)
     checked = _front_end(todo)
     done = len(result.reused)
     for skill in todo:
@@ -242,9 +253,11 @@ def compile_studio(
     manifest = {"compiler_version": codegen.COMPILER_VERSION, "skills": entries, "agents": agents_out}
     _remove_stale(out, manifest, result)
     _write_manifest(out, manifest, old, result)
-    if result.stamps != old_stamps or not same_generator:
+    if result.stamps != old_stamps or result.notes != old_notes or not same_generator:
         try:
-            (out / STAMPS).write_text(_COMPACT({"generator": generator, "files": result.stamps}), encoding="utf-8")
+            # ASCII, so a diagnostic quoting a name that is not UTF-8 (a lone surrogate) is kept too
+            (out / STAMPS).write_text(json.dumps({"generator": generator, "files": result.stamps, "diagnostics": result.notes},
+                                                 separators=(",", ":")), encoding="ascii")
         except OSError:
             pass  # only a cache
     result.manifest = manifest
@@ -263,7 +276,7 @@ def _active(studio: ir.Studio) -> ir.Studio:
 
 def _reuse_unchanged(
     skills: dict[str, ir.SkillProfile], modules: dict[str, str], old_skills: dict[str, Any], out: Path,
-    old_stamps: dict[str, list[Any]], result: BuildResult, *, force: bool,
+    old_stamps: dict[str, list[Any]], old_notes: dict[str, list[dict[str, Any]]], result: BuildResult, *, force: bool,
 ) -> tuple[dict[str, dict[str, Any]], list[ir.SkillProfile]]:
     """(the previous manifest entries of skills whose inputs and module file are unchanged, the
     skills to compile); reused skills' diagnostics are replayed into `result`."""
@@ -282,12 +295,31 @@ def _reuse_unchanged(
             entries[key] = prev
             result.reused.append(key)
             if prev.get("diagnostics"):
-                # the manifest keeps codes and places only; the front end, run again on this one
-                # skill, gives back the file, the excerpt and the help an unchanged build must still show
-                result.diagnostics.extend(_front_end([skill])[key][1])
+                # the manifest keeps codes and places only; the file, the excerpt and the help an
+                # unchanged build must still show come from the cache, or from the front end run
+                # again on this one skill
+                result.diagnostics.extend(_replayed(skill, old_notes, result))
         else:
             todo.append(skill)
     return entries, todo
+
+
+def _replayed(skill: ir.SkillProfile, old_notes: dict[str, list[dict[str, Any]]], result: BuildResult) -> list[Diagnostic]:
+    """An unchanged skill's diagnostics, whole: from the cache, else (missing or unreadable) from
+    the front end run again on it; kept in `result.notes` for the next build either way."""
+    key = _notes_key(skill)
+    notes = old_notes.get(key)
+    found: list[Diagnostic] | None = None
+    if isinstance(notes, list):
+        try:
+            found = [Diagnostic.model_validate(n) for n in notes]
+        except ValueError:  # a hand-edited or older cache: only costs the parse
+            found = None
+    if found is None or notes is None:
+        found = _front_end([skill])[skill.skill_key][1]
+        notes = [d.model_dump() for d in found]
+    result.notes[key] = notes
+    return found
 
 
 def _compile_skill(skill: ir.SkillProfile, checked: tuple[ir.Contract | None, list[Diagnostic]], rel: str, out: Path,
@@ -315,6 +347,8 @@ def _compile_skill(skill: ir.SkillProfile, checked: tuple[ir.Contract | None, li
             _write(out, rel, text, result)
             entry.update(module=rel, module_sha256=_sha(text), status="ok", facts=graphs.skill_facts(skill, contract))
     entry["diagnostics"] = [_diag_record(d) for d in own]
+    if own:
+        result.notes[_notes_key(skill)] = [d.model_dump() for d in own]
     result.regenerated.append(key)
     result.diagnostics.extend(own)
     return entry

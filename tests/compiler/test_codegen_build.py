@@ -244,3 +244,31 @@ def test_did_you_mean_is_computed_once_per_name_and_key_set(tmp_path: Path, monk
     unknown = [d for d in result.diagnostics if d.code == "SC401"]
     assert len(unknown) == 50 and {d.help for d in unknown} == {"did you mean 's.n049'?"}
     assert calls.count("s.nX99") == 1
+
+
+def test_a_no_op_build_replays_diagnostics_without_parsing_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unchanged skill's diagnostics (file, excerpt and help included) come from the build's
+    cache: re-running the front end on every skill with a warning was 80 % of a no-op build of
+    1,000 skills. Without the cache (deleted, or another generator) they come from the front end,
+    the same."""
+    from skillc.compiler import frontend
+
+    studio = load_studio(EXAMPLE)
+    first = build.compile_studio(studio, tmp_path)
+    assert first.diagnostics and any(d.excerpt for d in first.diagnostics)
+    expected = [d.model_dump() for d in first.diagnostics]
+    parsed: list[str] = []
+    real = frontend.check_skill
+    monkeypatch.setattr(frontend, "check_skill", lambda s: (parsed.append(s.skill_key), real(s))[1])
+    again = build.compile_studio(studio, tmp_path)
+    assert not again.regenerated and parsed == []
+    assert [d.model_dump() for d in again.diagnostics] == expected
+    (tmp_path / build.STAMPS).unlink()
+    cold_cache = build.compile_studio(studio, tmp_path)
+    assert parsed and [d.model_dump() for d in cold_cache.diagnostics] == expected
+    parsed.clear()
+    assert [d.model_dump() for d in build.compile_studio(studio, tmp_path).diagnostics] == expected and parsed == []
+    cache = json.loads((tmp_path / build.STAMPS).read_text())
+    cache["diagnostics"] = {key: [{"code": 7}] for key in cache["diagnostics"]}  # unreadable entries
+    (tmp_path / build.STAMPS).write_text(json.dumps(cache))
+    assert [d.model_dump() for d in build.compile_studio(studio, tmp_path).diagnostics] == expected and parsed
