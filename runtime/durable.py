@@ -190,7 +190,7 @@ class Durability:
                 uow.put_evidence(s.id, ev)
             uow.put_session(s.session, now)
             head = self._trace_head()
-            if head is not None and head != self.head_stored:  # unchanged since this turn's last unit: kept
+            if head is not None:  # a column of the session row: written with it
                 uow.put_trace_head(s.id, head)
             if s.task is not None:
                 uow.put_task(s.task)
@@ -316,7 +316,7 @@ class Durability:
                 raise SessionBusy(f"session {s.id} has a turn in progress elsewhere")
             self._hold(lease, began)
             self.delivered = None
-            self.head_stored = None  # every turn's first unit stores the head, whatever another wrote
+            self.head_stored = None  # the release stores the head unless this turn's last unit did
             beat = asyncio.get_running_loop().create_task(self._heartbeat())
             try:
                 try:
@@ -324,8 +324,8 @@ class Durability:
                         await self.reload()
                     if self.recover or lease.taken_over:
                         await self.recover_now()
-                    self.last = lease.last if lease.read_last else await self._io(self.store.last_reply, s.id)
-                    await self._continue_chain()
+                    self.last = lease.last
+                    self._continue_chain(lease.head)
                 except StoreUnavailable as exc:
                     raise SessionUnavailable(str(exc)) from exc
                 yield self.last if self.last is not None and not self.last.delivered else None
@@ -363,13 +363,13 @@ class Durability:
         head = getattr(self.s.trace, "chain_head", None)
         return head(self.s.id) if head is not None else None
 
-    async def _continue_chain(self) -> None:
+    def _continue_chain(self, head: str | None) -> None:
         """Under the lease, before the turn's first event: a trace that has chained nothing of
-        this session yet (a new process) continues from the head the store kept."""
+        this session yet (a new process) continues from the head the store kept (`head`, read
+        with the lease)."""
         trace = self.s.trace
         if getattr(trace, "chain", None) is None or trace.chain_head(self.s.id) is not None:
             return  # no chain, or this writer carries it on already
-        head = await self._io(self.store.trace_head, self.s.id)
         if head is not None:
             trace.continue_chain(self.s.id, head)
 

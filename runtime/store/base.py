@@ -37,7 +37,7 @@ from skillc.runtime.words.errors import SkillcError
 from skillc.runtime.seam.state import Evidence, SessionState, TaskState
 
 # Version of the stored layout; a backend migrates older stores on open.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class StoreError(SkillcError):
@@ -97,11 +97,10 @@ class Lease:
     version: int = 0
     fence: int = 0  # the grant's fencing token (0 when not granted)
     taken_over: bool = False  # granted over another holder's lease that was never given back
-    # the session's latest stored reply, read in the grant's own transaction (`read_last` True):
-    # the turn needs it and reading it with the grant saves a statement (SQLite), a round trip
-    # (PostgreSQL); a store that does not read it leaves `read_last` False
+    # read with the grant, in its own statement (SQLite) or flight (PostgreSQL), because the turn
+    # needs both before it starts: the session's latest stored reply and its audit chain head
     last: ReplyRecord | None = None
-    read_last: bool = False
+    head: str | None = None
 
 
 def new_holder() -> str:
@@ -171,8 +170,9 @@ class UnitOfWork(Protocol):
         """Store a turn's reply (one per session and turn)."""
 
     def put_trace_head(self, session: str, head: str) -> None:
-        """Store the hash of the session's latest trace event (its audit chain's head), so a
-        process that reopens the session continues the chain instead of restarting it."""
+        """Store the hash of the session's latest trace event (its audit chain's head, a column
+        of the session row: written by the unit's `put_session` when it has one), so a process
+        that reopens the session continues the chain instead of restarting it."""
 
 
 @runtime_checkable
@@ -199,7 +199,8 @@ class Store(Protocol):
                       delivered_turn: int | None = None, trace_head: str | None = None) -> None:
         """Give the lease back (only when `holder` holds it, with `fence` when given), marking the
         reply of `delivered_turn` delivered and storing `trace_head` (the turn's last trace event,
-        written after its last unit) in the same transaction."""
+        written after its last unit) first: both are columns of the session row, written while
+        the lease is still held."""
 
     def mark_delivered(self, session: str, turn: int) -> None:
         """Record that the reply of `turn` reached its client (the client read it to its end)."""

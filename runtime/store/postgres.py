@@ -68,7 +68,7 @@ from skillc.runtime.store.postgres_unit import (
     check_error,
     history_rows,
 )
-from skillc.runtime.store.rows import RowReads, StoredHistory, Sweep, history_items, reply_from, session_fields
+from skillc.runtime.store.rows import REPLY_DELIVERED, RowReads, StoredHistory, Sweep, history_items, reply_from, session_fields
 from skillc.runtime.store.storeloop import StoreLoop
 
 try:
@@ -95,18 +95,22 @@ _LEASE_LOCK = "SELECT holder FROM leases WHERE session = %s FOR UPDATE"
 _LEASE_GRANT = ("INSERT INTO leases (session, holder, expires, fence) VALUES (%s, %s, %s, nextval('lease_fence')) "
                 "ON CONFLICT (session) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires, "
                 "fence = EXCLUDED.fence WHERE leases.holder = EXCLUDED.holder OR leases.expires <= %s RETURNING fence")
-_LEASE_NOW = ("SELECT l.holder, l.expires, (SELECT version FROM sessions WHERE id = %s) "
-              "FROM (SELECT 1) AS one LEFT JOIN leases AS l ON l.session = %s")
+_LEASE_NOW = ("SELECT l.holder, l.expires, s.version, s.head "
+              "FROM (SELECT 1) AS one LEFT JOIN leases AS l ON l.session = %s LEFT JOIN sessions AS s ON s.id = %s")
 _LEASE_TAKE = ("WITH u AS (UPDATE leases SET holder = %s, expires = %s, fence = nextval('lease_fence') "
                "WHERE session = %s AND holder = %s RETURNING fence) "
-               "SELECT (SELECT fence FROM u), (SELECT version FROM sessions WHERE id = %s)")
-_LAST_REPLY = "SELECT turn, delivered, doc FROM replies WHERE session = %s ORDER BY turn DESC LIMIT 1"
+               "SELECT (SELECT fence FROM u), s.version, s.head FROM (SELECT 1) AS one "
+               "LEFT JOIN sessions AS s ON s.id = %s")
+_LAST_REPLY = (f"SELECT r.turn, {REPLY_DELIVERED}, r.doc FROM replies AS r WHERE r.session = %s "
+               "ORDER BY r.turn DESC LIMIT 1")
 _RENEW = ("UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s AND holder = %s AND fence = %s")
+# Giving a lease back, one statement: the lease, and with it the session row's chain head and the
+# turn whose reply was handed over.
 _RELEASE = ("WITH d AS (DELETE FROM leases WHERE session = %s AND holder = %s "
             "AND (%s::bigint IS NULL OR fence = %s::bigint) RETURNING 1), "
-            "r AS (UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s::int AND EXISTS (SELECT 1 FROM d)), "
-            "h AS (INSERT INTO trace_heads (session, head) SELECT %s, %s::text WHERE %s::text IS NOT NULL "
-            "AND EXISTS (SELECT 1 FROM d) ON CONFLICT (session) DO UPDATE SET head = EXCLUDED.head) "
+            "m AS (UPDATE sessions SET head = COALESCE(%s::text, head), "
+            "delivered = GREATEST(delivered, COALESCE(%s::int, 0)) WHERE id = %s AND EXISTS (SELECT 1 FROM d) "
+            "AND (%s::text IS NOT NULL OR %s::int IS NOT NULL)) "
             "SELECT count(*) FROM d")
 _DELIVERED = "UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s"
 _NONCE = "INSERT INTO nonces (nonce, seen) VALUES (%s, %s) ON CONFLICT (nonce) DO NOTHING"
@@ -322,7 +326,7 @@ class PostgresStore(RowReads):
                 sent.append(await conn.execute("BEGIN"))
                 if holder is not None and session is not None:
                     await conn.execute(LEASE_CHECK, (expires or 0.0, session, holder, fence, fence), prepare=True)
-                for sql, params in uow.statements:
+                for sql, params in uow.flight():
                     await conn.execute(sql, params, prepare=True)
                 unknown = [(a, await conn.execute(HISTORY_COUNTS, (a.session, a.session), prepare=True))
                            for a in uow.appends if a.stored is None]
@@ -362,22 +366,25 @@ class PostgresStore(RowReads):
             with self._errors("take the lease of session " + session, session):
                 previous, granted, current, reply = await self._flight(send)
                 assert current is not None  # a LEFT JOIN of one row
-                holder_now, until, version = current
+                holder_now, until, version, head = current
                 if granted is not None:
                     taken = previous is not None and previous[0] != holder
                     last = reply_from(session, *reply) if reply is not None else None
                     return Lease(session, holder, now + ttl, True, version or 0, granted[0], taken, last=last,
-                                 read_last=True)
+                                 head=head)
                 if holder_now is None or not holder_dead(holder_now):
                     return Lease(session, holder_now or "", until or now, False, version or 0)
                 # held by a dead process of this host: take it over from that holder only
                 rows = await self._one("take the lease of session " + session, session, _LEASE_TAKE,
                                        (holder, now + ttl, session, holder_now, session))
                 assert isinstance(rows, list)
-                fence, version = rows[0]
+                fence, version, head = rows[0]
                 if fence is None:  # someone else got there first
                     return Lease(session, "", now, False, version or 0)
-                return Lease(session, holder, now + ttl, True, version or 0, fence, True)
+                replies = await self._one("take the lease of session " + session, session, _LAST_REPLY, (session,))
+                assert isinstance(replies, list)
+                last = reply_from(session, *replies[0]) if replies else None
+                return Lease(session, holder, now + ttl, True, version or 0, fence, True, last=last, head=head)
         except StoreUnavailable as exc:
             if isinstance(exc.__cause__, (pg_errors.LockNotAvailable, pg_errors.QueryCanceled)):
                 return Lease(session, "", now, False)  # not decided in time: someone holds the row
@@ -401,7 +408,7 @@ class PostgresStore(RowReads):
     async def _a_release_lease(self, session: str, holder: str, *, fence: int | None = None,
                                delivered_turn: int | None = None, trace_head: str | None = None) -> None:
         await self._one("release the lease of session " + session, session, _RELEASE,
-                        (session, holder, fence, fence, session, delivered_turn, session, trace_head, trace_head))
+                        (session, holder, fence, fence, trace_head, delivered_turn, session, trace_head, delivered_turn))
 
     def mark_delivered(self, session: str, turn: int) -> None:
         """The reply of `turn` reached its client."""

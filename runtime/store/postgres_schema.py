@@ -66,6 +66,18 @@ def _v5(conn: psycopg.Connection[Any]) -> None:
     """)
 
 
+def _v6(conn: psycopg.Connection[Any]) -> None:
+    """The audit chain head and the turn whose reply was handed over become columns of the
+    session row, as in SQLite (a release writes both with the lease, one statement). Lease rows
+    and the `lease_fence` sequence stay as they are: a grant here is one flight already."""
+    _ddl(conn, """
+        ALTER TABLE sessions ADD COLUMN head TEXT;
+        ALTER TABLE sessions ADD COLUMN delivered INTEGER NOT NULL DEFAULT 0;
+        UPDATE sessions SET head = h.head FROM trace_heads AS h WHERE h.session = sessions.id;
+        DROP TABLE trace_heads
+    """)
+
+
 # Index i migrates schema version i -> i+1, step for step with the SQLite store.
-MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4, _v5)
+MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
 assert len(MIGRATIONS) == SCHEMA_VERSION, "a schema change needs its PostgreSQL migration too"

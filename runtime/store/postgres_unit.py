@@ -28,10 +28,10 @@ def checked(sql: str, token: str) -> str:
 
 LEASE_CHECK = checked("UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s AND holder = %s "
                       "AND (%s::bigint IS NULL OR fence = %s::bigint)", CHECK_LEASE)
-SESSION_INSERT = checked("INSERT INTO sessions (id, doc, updated, version) VALUES (%s, %s, %s, 1) "
+SESSION_INSERT = checked("INSERT INTO sessions (id, doc, updated, version, head) VALUES (%s, %s, %s, 1, %s) "
                          "ON CONFLICT (id) DO NOTHING", CHECK_EXISTS)
-SESSION_UPDATE = checked("UPDATE sessions SET doc = %s, updated = %s, version = version + 1 "
-                         "WHERE id = %s AND version = %s", CHECK_VERSION)
+SESSION_UPDATE = checked("UPDATE sessions SET doc = %s, updated = %s, version = version + 1, "
+                         "head = COALESCE(%s, head) WHERE id = %s AND version = %s", CHECK_VERSION)
 HISTORY_COUNTS = ("SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = %s), "
                   "(SELECT COALESCE(MAX(seq), 0) FROM entities WHERE session = %s)")
 TASK_PUT = ("INSERT INTO tasks (id, session, doc, n, state) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session, id) "
@@ -40,8 +40,7 @@ EVIDENCE_PUT = ("INSERT INTO evidence (id, session, seq, status, doc) VALUES (%s
                 "ON CONFLICT (session, id) DO UPDATE SET seq = EXCLUDED.seq, status = EXCLUDED.status, doc = EXCLUDED.doc")
 REPLY_PUT = ("INSERT INTO replies (session, turn, delivered, doc) VALUES (%s, %s, %s, %s) ON CONFLICT (session, turn) "
              "DO UPDATE SET delivered = EXCLUDED.delivered, doc = EXCLUDED.doc")
-HEAD_PUT = ("INSERT INTO trace_heads (session, head) VALUES (%s, %s) ON CONFLICT (session) "
-            "DO UPDATE SET head = EXCLUDED.head")
+HEAD_PUT = "UPDATE sessions SET head = %s WHERE id = %s"
 
 
 def check_error(message: str, session: str | None) -> StoreError | None:
@@ -72,14 +71,18 @@ class PostgresUnit:
     statements: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
     appends: list[Appends] = field(default_factory=list)
     noted: list[tuple[str, int, int, int]] = field(default_factory=list)  # for `history`, once committed
+    rows: dict[str, int] = field(default_factory=dict)  # session -> index of its row's write in `statements`
+    heads: dict[str, str] = field(default_factory=dict)  # heads of sessions whose row the unit does not write
 
     def put_session(self, state: SessionState, now: float) -> None:
         """Versioned write of the session row, then the history items not stored yet."""
         sid = state.id
+        head = self.heads.pop(sid, None)
+        self.rows[sid] = len(self.statements)
         if state.version == 0:
-            self.statements.append((SESSION_INSERT, (sid, session_doc(state), now)))
+            self.statements.append((SESSION_INSERT, (sid, session_doc(state), now, head)))
         else:
-            self.statements.append((SESSION_UPDATE, (session_doc(state), now, sid, state.version)))
+            self.statements.append((SESSION_UPDATE, (session_doc(state), now, head, sid, state.version)))
         # counts this process committed at this version, else asked in the flight; either way the
         # version check fails the unit before COMMIT if another writer got there first
         stored = self.history.counts(sid, state.version)
@@ -101,8 +104,18 @@ class PostgresUnit:
         self.statements.append((REPLY_PUT, (reply.session, reply.turn, int(reply.delivered), reply_doc(reply))))
 
     def put_trace_head(self, session: str, head: str) -> None:
-        """Store the session's audit chain head."""
-        self.statements.append((HEAD_PUT, (session, head)))
+        """The session's audit chain head: with the session row's write when the unit has one."""
+        at = self.rows.get(session)
+        if at is None:
+            self.heads[session] = head
+            return
+        sql, params = self.statements[at]
+        self.statements[at] = (sql, params[:3] + (head,) + params[4:]) if sql is SESSION_INSERT else \
+            (sql, params[:2] + (head,) + params[3:])
+
+    def flight(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """The unit's statements in order, then the heads of sessions whose row it does not write."""
+        return self.statements + [(HEAD_PUT, (head, sid)) for sid, head in self.heads.items()]
 
 
 def history_rows(appends: Appends, stored: tuple[int, int]) -> list[tuple[str, list[tuple[Any, ...]]]]:

@@ -24,6 +24,11 @@ _ENDED_SQL = "(" + ", ".join(f"'{state}'" for state in FINAL_TASK) + ")"
 HISTORY = ("user_messages", "entities", "tasks", "version")
 # Fields of a reply that are columns of its row, not parts of its document.
 _REPLY_COLUMNS = ("session", "turn", "delivered")
+# Whether reply row `r` reached its caller: stored so (a reply handed over with a later turn's),
+# marked so (the client's acknowledgement), or at most the turn the session row says was handed
+# over when its lease was given back (schema 6: written with the chain head, one statement).
+REPLY_DELIVERED = ("CASE WHEN r.delivered = 1 OR r.turn <= (SELECT s.delivered FROM sessions AS s "
+                   "WHERE s.id = r.session) THEN 1 ELSE 0 END")
 
 
 class StoredHistory:
@@ -280,8 +285,8 @@ class RowReads:
 
     @staticmethod
     def _last_reply(session_id: str) -> ReadPlan:
-        return ReadPlan(session_id, "replies", "SELECT turn, delivered, doc FROM replies WHERE session = ? "
-                        "ORDER BY turn DESC LIMIT 1", (session_id,),
+        return ReadPlan(session_id, "replies", f"SELECT r.turn, {REPLY_DELIVERED}, r.doc FROM replies AS r "
+                        "WHERE r.session = ? ORDER BY r.turn DESC LIMIT 1", (session_id,),
                         lambda rows: reply_from(session_id, *rows[0]) if rows else None)
 
     def last_reply(self, session_id: str) -> ReplyRecord | None:
@@ -290,8 +295,8 @@ class RowReads:
 
     @staticmethod
     def _trace_head(session_id: str) -> ReadPlan:
-        return ReadPlan(session_id, "trace head", "SELECT head FROM trace_heads WHERE session = ?", (session_id,),
-                        lambda rows: str(rows[0][0]) if rows else None)
+        return ReadPlan(session_id, "trace head", "SELECT head FROM sessions WHERE id = ?", (session_id,),
+                        lambda rows: str(rows[0][0]) if rows and rows[0][0] is not None else None)
 
     def trace_head(self, session_id: str) -> str | None:
         """The session's stored audit chain head, or None."""

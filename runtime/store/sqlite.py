@@ -16,7 +16,8 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, overload
 
 from skillc.runtime.seam.state import Evidence, SessionState, TaskState, to_doc
 from skillc.runtime.store.base import (
@@ -31,6 +32,7 @@ from skillc.runtime.store.base import (
     holder_dead,
 )
 from skillc.runtime.store.rows import (
+    REPLY_DELIVERED,
     RowReads,
     DECODE,
     ENCODE,
@@ -44,10 +46,31 @@ from skillc.runtime.store.rows import (
     task_number,
 )
 
-# A lease decision's one read: the lease row, the session's version, the latest reply.
-_LEASE_STATE = ("SELECT l.holder, l.expires, (SELECT version FROM sessions WHERE id = ?), r.turn, r.delivered, r.doc "
-                "FROM (SELECT 1) LEFT JOIN leases AS l ON l.session = ? LEFT JOIN "
-                "(SELECT turn, delivered, doc FROM replies WHERE session = ? ORDER BY turn DESC LIMIT 1) AS r")
+# A lease grant, one statement: the row taken when it is free (given back: no holder), expired or
+# already this holder's, with the next fencing token (one more than the largest any row holds: rows
+# are never deleted, so tokens only grow); `taken` says it was taken from a holder that never gave
+# it back. It returns what the turn needs before it starts, read under the same write lock.
+_NEXT_FENCE = "(SELECT COALESCE(MAX(fence), 0) + 1 FROM leases)"
+_GRANTED = ("fence, taken, (SELECT version FROM sessions WHERE id = :s), (SELECT head FROM sessions WHERE id = :s), "
+            "(SELECT r.turn FROM replies AS r WHERE r.session = :s ORDER BY r.turn DESC LIMIT 1), "
+            f"(SELECT {REPLY_DELIVERED} FROM replies AS r WHERE r.session = :s ORDER BY r.turn DESC LIMIT 1), "
+            "(SELECT r.doc FROM replies AS r WHERE r.session = :s ORDER BY r.turn DESC LIMIT 1)")
+_GRANT = ("INSERT INTO leases (session, holder, expires, fence) VALUES (:s, :h, :until, " + _NEXT_FENCE + ") "
+          "ON CONFLICT (session) DO UPDATE SET holder = excluded.holder, expires = excluded.expires, "
+          "fence = excluded.fence, taken = leases.holder NOT IN (excluded.holder, '') "
+          "WHERE leases.holder IN (excluded.holder, '') OR leases.expires <= :now RETURNING " + _GRANTED)
+# Not granted: who holds it; a dead process of this host's lease is then taken from that holder only.
+_LEASE_NOW = "SELECT holder, expires, (SELECT version FROM sessions WHERE id = :s) FROM leases WHERE session = :s"
+_TAKE = ("UPDATE leases SET holder = :h, expires = :until, fence = " + _NEXT_FENCE + ", taken = 1 "
+         "WHERE session = :s AND holder = :dead RETURNING " + _GRANTED)
+_HELD = "session = :s AND holder = :h AND (:f IS NULL OR fence = :f)"
+_RENEW = "UPDATE leases SET expires = MAX(expires, :until) WHERE " + _HELD
+# Giving a lease back: the session row's chain head and handed-over turn while the lease is still
+# held, then the lease; each statement its own transaction (one that dies between them leaves a
+# lease that expires, nothing else).
+_RELEASE_MARKS = ("UPDATE sessions SET head = COALESCE(:head, head), delivered = MAX(delivered, COALESCE(:turn, 0)) "
+                  "WHERE id = :s AND EXISTS (SELECT 1 FROM leases WHERE " + _HELD + ")")
+_RELEASE = "UPDATE leases SET holder = '', expires = 0 WHERE " + _HELD
 _LEASE_HELD = "SELECT 1 FROM leases WHERE session = ? AND holder = ? AND (? IS NULL OR fence = ?)"
 BUSY_TIMEOUT = 30.0  # seconds a statement waits for another connection's write lock
 
@@ -130,9 +153,39 @@ def _v5(db: sqlite3.Connection) -> None:
     """)
 
 
+def _v6(db: sqlite3.Connection) -> None:
+    """The audit chain head and the turn whose reply was handed over become columns of the
+    session row (a unit writes the head with the row, a release both in one statement); lease
+    rows stay once given back (no holder), so a grant's next token is read from them and a grant
+    is one statement (the `lease_fence` counter goes)."""
+    _script(db, """
+        ALTER TABLE sessions ADD COLUMN head TEXT;
+        ALTER TABLE sessions ADD COLUMN delivered INTEGER NOT NULL DEFAULT 0;
+        UPDATE sessions SET head = (SELECT h.head FROM trace_heads AS h WHERE h.session = sessions.id);
+        DROP TABLE trace_heads;
+        ALTER TABLE leases ADD COLUMN taken INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX leases_fence ON leases (fence);
+        DROP TABLE lease_fence
+    """)
+
+
 # Migrations from day one: index i migrates user_version i -> i+1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
 assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+@dataclass
+class _RowWrite:
+    """A session row's write, as `put_session` was given it; run when the unit ends, so the chain
+    head (and the active task) put after it ride on the same statement."""
+
+    sid: str
+    version: int  # the version the row must have (0: a new row)
+    doc: str
+    now: float
+    lists: tuple[list[Any], list[Any]]  # user messages, entities
+    known: tuple[int, int] | None  # how many of each are stored, when this process knows it
+    head: str | None = None
 
 
 class _Unit:
@@ -144,6 +197,8 @@ class _Unit:
         self.history = history
         self.noted: list[tuple[str, int, int, int]] = []  # for `history`, once committed
         self.lease = lease  # (session, holder, fence) this unit must hold, until a write checked it
+        self.rows: dict[str, _RowWrite] = {}
+        self.heads: dict[str, str] = {}  # heads of sessions whose row this unit does not write
 
     def check_lease(self) -> None:
         """`LeaseLost` unless the unit's lease is held (when no session write checked it yet)."""
@@ -162,35 +217,48 @@ class _Unit:
                 (sid, holder, fence, fence))
 
     def put_session(self, state: SessionState, now: float) -> None:
-        """Versioned write of the session row, then the history items not stored yet."""
-        doc = session_doc(state)
-        db, sid = self.db, state.id
+        """The session row's versioned write (run at the unit's end), then the history items not
+        stored yet. `state.version` is advanced now."""
+        self.rows[state.id] = _RowWrite(state.id, state.version, session_doc(state), now,
+                                        (list(state.user_messages), list(state.entities)),
+                                        self.history.counts(state.id, state.version), self.heads.pop(state.id, None))
+        state.version += 1
+        self.noted.append((state.id, state.version, len(state.user_messages), len(state.entities)))
+
+    def finish(self) -> None:
+        """The unit's last statements, before COMMIT: each session row (its lease check riding on
+        it), its history appends, the heads of rows not written, the lease check if none was."""
+        for row in self.rows.values():
+            self._write_row(row)
+        for sid, head in self.heads.items():
+            self.db.execute("UPDATE sessions SET head = ? WHERE id = ?", (head, sid))
+        self.check_lease()  # a unit that wrote no row of its leased session checks its lease here
+
+    def _write_row(self, row: _RowWrite) -> None:
+        db, sid = self.db, row.sid
         guard, held = self._guard(sid)  # the lease check rides on the row's write: one statement
-        if state.version == 0:
+        if row.version == 0:
             try:
-                cur = db.execute("INSERT INTO sessions (id, doc, updated, version) SELECT ?, ?, ?, 1 WHERE 1" + guard,
-                                 (sid, doc, now, *held))
+                cur = db.execute("INSERT INTO sessions (id, doc, updated, version, head) SELECT ?, ?, ?, 1, ? WHERE 1"
+                                 + guard, (sid, row.doc, row.now, row.head, *held))
             except sqlite3.IntegrityError as exc:
                 raise StoreConflict(f"session {sid} already exists") from exc
             if cur.rowcount != 1:
                 self.check_lease()
         else:
-            cur = db.execute("UPDATE sessions SET doc = ?, updated = ?, version = version + 1 "
-                             "WHERE id = ? AND version = ?" + guard, (doc, now, sid, state.version, *held))
+            cur = db.execute("UPDATE sessions SET doc = ?, updated = ?, version = version + 1, head = COALESCE(?, head) "
+                             "WHERE id = ? AND version = ?" + guard, (row.doc, row.now, row.head, sid, row.version, *held))
             if cur.rowcount != 1:
                 self.check_lease()  # LeaseLost when that is why; else the version moved
                 raise StoreConflict(f"session {sid} was changed by another writer since it was loaded")
         if guard:
             self.lease = None  # checked
-        known = self.history.counts(sid, state.version)
-        state.version += 1
-        for n, (table, items) in enumerate((("messages", state.user_messages), ("entities", state.entities))):
-            stored = known[n] if known is not None else \
+        for n, (table, items) in enumerate(zip(("messages", "entities"), row.lists)):
+            stored = row.known[n] if row.known is not None else \
                 db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table} WHERE session = ?", (sid,)).fetchone()[0]
             if len(items) > stored:
                 db.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (?, ?, ?)",
                                [(sid, i, ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
-        self.noted.append((sid, state.version, len(state.user_messages), len(state.entities)))
 
     def put_task(self, task: TaskState) -> None:
         """Insert or replace one task document. Its nodes' evidence id lists are left out: they
@@ -213,8 +281,12 @@ class _Unit:
                         (reply.session, reply.turn, int(reply.delivered), reply_doc(reply)))
 
     def put_trace_head(self, session: str, head: str) -> None:
-        """Store the session's audit chain head."""
-        self.db.execute("INSERT OR REPLACE INTO trace_heads (session, head) VALUES (?, ?)", (session, head))
+        """The session's audit chain head: with the session row's write when the unit has one."""
+        row = self.rows.get(session)
+        if row is not None:
+            row.head = head
+        else:
+            self.heads[session] = head
 
 
 def _is_corruption(exc: sqlite3.Error) -> bool:
@@ -313,7 +385,7 @@ class SQLiteStore(RowReads):
                 uow = _Unit(self.db, self._history,
                             (session, holder, fence) if holder is not None and session is not None else None)
                 yield uow
-                uow.check_lease()  # a unit that wrote no session row checks its lease here
+                uow.finish()
                 self.db.execute("COMMIT")
                 self._history.note(uow.noted)
             except sqlite3.Error as exc:
@@ -330,71 +402,71 @@ class SQLiteStore(RowReads):
 
     def acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
         """Take the lease when free, expired, held by a dead process of this host, or ours; each
-        grant takes the next fencing token."""
-        with self._tx("take the lease of session " + session):
-            # one read: the lease, the session's version and its latest reply
-            try:
-                found = self.db.execute(_LEASE_STATE, (session, session, session)).fetchone()
-            except sqlite3.Error as exc:
-                if _is_corruption(exc):  # as a read of those rows says it (see _rows)
-                    raise StoreCorrupt(session, "lease and latest reply", str(exc)) from exc
-                raise
-            current, until, version = found[0], found[1], found[2] or 0
-            if current is not None and current != holder and until > now and not holder_dead(current):
-                return Lease(session, current, until, False, version)
-            fence = self.db.execute("UPDATE lease_fence SET n = n + 1 RETURNING n").fetchone()[0]
-            self.db.execute("INSERT OR REPLACE INTO leases (session, holder, expires, fence) VALUES (?, ?, ?, ?)",
-                            (session, holder, now + ttl, fence))
-            last = reply_from(session, found[3], found[4], found[5]) if found[3] is not None else None
-            return Lease(session, holder, now + ttl, True, version, fence, current is not None and current != holder,
-                         last=last, read_last=True)
+        grant takes the next fencing token. One statement when granted (see `_GRANT`)."""
+        what = "take the lease of session " + session
+        args = {"s": session, "h": holder, "until": now + ttl, "now": now}
+        rows = self._lone(what, _GRANT, args, reads=session)
+        if not rows:
+            found = self._lone(what, _LEASE_NOW, args, reads=session)
+            current, until, version = found[0] if found else ("", now, 0)
+            if not current or not holder_dead(current):
+                return Lease(session, current, until, False, version or 0)
+            rows = self._lone(what, _TAKE, dict(args, dead=current), reads=session)  # from that holder only
+            if not rows:  # someone else got there first
+                return Lease(session, "", now, False, version or 0)
+        fence, taken, version, head, turn, delivered, doc = rows[0]
+        last = reply_from(session, turn, delivered, doc) if turn is not None else None
+        return Lease(session, holder, now + ttl, True, version or 0, fence, bool(taken), last=last, head=head)
 
     def renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
-        """The heartbeat (see base.Store.renew_lease)."""
-        with self._tx("renew the lease of session " + session):
-            return self.db.execute("UPDATE leases SET expires = MAX(expires, ?) WHERE session = ? AND holder = ? "
-                                   "AND fence = ?", (expires, session, holder, fence)).rowcount == 1
+        """The heartbeat (see base.Store.renew_lease): one statement."""
+        return self._lone("renew the lease of session " + session, _RENEW,
+                          {"s": session, "h": holder, "f": fence, "until": expires}, count=True) == 1
 
     def release_lease(self, session: str, holder: str, *, fence: int | None = None,
                       delivered_turn: int | None = None, trace_head: str | None = None) -> None:
-        """Give the lease back, mark the reply delivered and store the chain head, together."""
-        with self._tx("release the lease of session " + session):
-            cur = self.db.execute("DELETE FROM leases WHERE session = ? AND holder = ? AND (? IS NULL OR fence = ?)",
-                                  (session, holder, fence, fence))
-            if cur.rowcount == 1 and delivered_turn is not None:
-                self.db.execute("UPDATE replies SET delivered = 1 WHERE session = ? AND turn = ?",
-                                (session, delivered_turn))
-            if cur.rowcount == 1 and trace_head is not None:
-                _Unit(self.db, self._history).put_trace_head(session, trace_head)
+        """Give the lease back: the chain head and the reply handed over first (one statement,
+        when there is either), then the lease (one statement)."""
+        what = "release the lease of session " + session
+        args = {"s": session, "h": holder, "f": fence, "head": trace_head, "turn": delivered_turn}
+        if trace_head is not None or delivered_turn is not None:
+            self._lone(what, _RELEASE_MARKS, args, count=True)
+        self._lone(what, _RELEASE, args, count=True)
 
     def mark_delivered(self, session: str, turn: int) -> None:
         """The reply of `turn` reached its client."""
-        with self._tx("mark a reply of session " + session + " delivered"):
-            self.db.execute("UPDATE replies SET delivered = 1 WHERE session = ? AND turn = ?", (session, turn))
+        self._lone("mark a reply of session " + session + " delivered",
+                   "UPDATE replies SET delivered = 1 WHERE session = ? AND turn = ?", (session, turn), count=True)
 
     def claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
         """Record `nonce`; False when it was recorded before (see base.Store.claim_nonce)."""
-        with self._tx("record a request nonce"):
-            if self._nonce_sweep.due(now):
-                self.db.execute("DELETE FROM nonces WHERE seen < ?", (now - keep,))
-            return self.db.execute("INSERT OR IGNORE INTO nonces (nonce, seen) VALUES (?, ?)",
-                                   (nonce, now)).rowcount == 1
+        if self._nonce_sweep.due(now):
+            self._lone("forget old request nonces", "DELETE FROM nonces WHERE seen < ?", (now - keep,), count=True)
+        return self._lone("record a request nonce", "INSERT OR IGNORE INTO nonces (nonce, seen) VALUES (?, ?)",
+                          (nonce, now), count=True) == 1
 
-    @contextmanager
-    def _tx(self, what: str) -> Iterator[None]:
+    @overload
+    def _lone(self, what: str, sql: str, params: Any, *, reads: str | None = None) -> list[tuple[Any, ...]]: ...
+
+    @overload
+    def _lone(self, what: str, sql: str, params: Any, *, count: Literal[True]) -> int: ...
+
+    def _lone(self, what: str, sql: str, params: Any, *, count: bool = False,
+              reads: str | None = None) -> list[tuple[Any, ...]] | int:
+        """One statement outside any unit, its own transaction (SQLite's autocommit takes the
+        write lock for the whole statement): its rows, or with `count` the rows it changed.
+        `reads`: the session whose rows it reads, whose damage is `StoreCorrupt` as in `_rows`."""
         with self._lock:
             if self._in_unit:
                 raise StoreError("a lease cannot change inside a unit of work")
             try:
-                self.db.execute("BEGIN IMMEDIATE")
-                yield
-                self.db.execute("COMMIT")
+                cur = self.db.execute(sql, params)
+                return cur.rowcount if count else cur.fetchall()  # fetched: the statement ends, and commits
             except sqlite3.Error as exc:
                 self._rollback()
+                if reads is not None and _is_corruption(exc):
+                    raise StoreCorrupt(reads, "lease and latest reply", str(exc)) from exc
                 raise StoreUnavailable(f"store {self.path}: cannot {what}: {exc}") from exc
-            except BaseException:
-                self._rollback()
-                raise
 
     # ------------------------------------------------------------ reads
 

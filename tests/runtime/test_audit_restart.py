@@ -127,7 +127,7 @@ def test_a_process_that_died_after_its_last_unit_leaves_a_noted_fork(compiled: P
     asyncio.run(_process(compiled, tmp_path, trace, ask))
     first = [e for _, e in iter_events(str(trace))]
     with sqlite3.connect(tmp_path / "store.sqlite") as db:  # what the store holds after such a death
-        db.execute("UPDATE trace_heads SET head = ? WHERE session = 's1'", (first[-2]["hash"],))
+        db.execute("UPDATE sessions SET head = ? WHERE id = 's1'", (first[-2]["hash"],))
     asyncio.run(_process(compiled, tmp_path, trace, confirm))
     events = [e for _, e in iter_events(str(trace))]
     assert events[len(first)]["prev"] == first[-2]["hash"] and events[len(first)]["type"] == "turn.started"

@@ -110,7 +110,7 @@ def test_kill_at_every_point_then_the_same_message_writes_once(compiled: Path, t
     assert _rows(records, "SELECT ref, amount FROM entry") == [("R-7001", 420)]
     assert "Booked R-7001" in text
     assert still_open == []
-    assert query(store, "SELECT * FROM leases") == []  # the turn gave its lease back
+    assert query(store, "SELECT * FROM leases WHERE holder <> ''") == []  # the turn gave its lease back
     statuses = query(store, "SELECT status FROM evidence WHERE session = 's1' AND doc LIKE '%ledger_post%'")
     assert ("SUCCESS",) in statuses and ("STARTED",) not in statuses
 

@@ -234,8 +234,9 @@ def test_the_trace_head_is_kept_with_the_unit_and_at_release(store_factory: Fact
     assert b.trace_head("s1") == "dd" * 32 and b.trace_head("s2") is None
 
 
-def _sqlite_store_at_schema(path: Any, version: int) -> Any:
-    """A SQLite file as release `version` of the schema left it (session s1 in it), opened now."""
+def _sqlite_store_at_schema(path: Any, version: int, *rows: str) -> Any:
+    """A SQLite file as release `version` of the schema left it (session s1 in it, and `rows`:
+    statements of that schema), opened now."""
     import sqlite3
 
     from skillc.runtime.store import SQLiteStore
@@ -246,6 +247,8 @@ def _sqlite_store_at_schema(path: Any, version: int) -> Any:
         step(db)
     db.execute(f"PRAGMA user_version={version}")
     db.execute("""INSERT INTO sessions (id, doc, updated, version) VALUES ('s1', '{"id": "s1"}', 1.0, 1)""")
+    for row in rows:
+        db.execute(row)
     db.close()
     return SQLiteStore(path)
 
@@ -354,6 +357,39 @@ def test_a_schema_3_sqlite_file_migrates_to_record_nonces(tmp_path: Any) -> None
     try:
         assert store.raw("PRAGMA user_version") == [(SCHEMA_VERSION,)] and store.version_of("s1") == 1
         assert store.claim_nonce("n-1", 10.0, 600.0) and not store.claim_nonce("n-1", 11.0, 600.0)
+    finally:
+        store.close()
+
+
+def test_a_schema_5_sqlite_file_continues_its_chain_leases_and_replies(tmp_path: Any) -> None:
+    """Schema 6 moved the chain head and the handed-over turn into the session row and dropped
+    the fencing counter: what a schema 5 file holds (a head, a lease never given back, an
+    undelivered reply and a delivered one) is read the same, and its sessions go on."""
+    store = _sqlite_store_at_schema(
+        tmp_path / "v5.sqlite", 5,
+        """UPDATE sessions SET doc = '{"id": "s1", "platform": {}}'""",
+        "INSERT INTO trace_heads (session, head) VALUES ('s1', '" + "ab" * 32 + "')",
+        "INSERT INTO leases (session, holder, expires, fence) VALUES ('s1', 'elsewhere:1:x', 50.0, 7)",
+        "UPDATE lease_fence SET n = 9",
+        "INSERT INTO replies (session, turn, delivered, doc) VALUES ('s1', 1, 1, '{\"text\": \"one\"}')",
+        "INSERT INTO replies (session, turn, delivered, doc) VALUES ('s1', 2, 0, '{\"text\": \"two\"}')")
+    try:
+        assert store.trace_head("s1") == "ab" * 32 and store.version_of("s1") == 1
+        reply = store.last_reply("s1")
+        assert reply is not None and reply.turn == 2 and not reply.delivered
+        h = new_holder()
+        assert not store.acquire_lease("s1", h, now=40.0, ttl=30.0).granted  # still held until 50
+        lease = store.acquire_lease("s1", h, now=60.0, ttl=30.0)  # expired: taken over, a larger token
+        assert lease.granted and lease.taken_over and lease.fence > 7 and lease.version == 1
+        assert lease.head == "ab" * 32 and lease.last is not None and lease.last.turn == 2
+        state = store.get_session("s1")
+        with store.unit("s1", holder=h, fence=lease.fence, expires=90.0) as uow:
+            uow.put_session(state, 61.0)
+            uow.put_trace_head("s1", "cd" * 32)
+        store.release_lease("s1", h, fence=lease.fence, delivered_turn=2, trace_head="ef" * 32)
+        assert store.trace_head("s1") == "ef" * 32 and store.version_of("s1") == 2 and store.last_reply("s1").delivered
+        again = store.acquire_lease("s1", new_holder(), now=62.0, ttl=30.0)  # given back: free, not taken over
+        assert again.granted and not again.taken_over and again.fence > lease.fence and again.head == "ef" * 32
     finally:
         store.close()
 
