@@ -53,7 +53,7 @@ from skillc.runtime.store.base import (
     register_holder,
     release_holder,
 )
-from skillc.runtime.words.vocab import NodeStatus, SideEffect, TaskStatus
+from skillc.runtime.words.vocab import FINAL_TASK, NodeStatus, SideEffect, TaskStatus
 
 if TYPE_CHECKING:
     from skillc.runtime.telemetry.trace import TraceWriter
@@ -150,6 +150,7 @@ class Durability:
         self.units = 0  # units committed (bench/turns.py)
         self.started: set[tuple[str, str]] = set()  # (task, node) committed as RUNNING
         self.head_stored: str | None = None  # the chain head this turn's last unit stored
+        self.carried = self._carried()  # the task the stored session row carries, as far as known
 
     @property
     def store(self) -> Any:
@@ -180,20 +181,30 @@ class Durability:
         if s.task is not None:
             self.started.update((s.task.id, n) for n in s.task.order if s.task.nodes[n].state == NodeStatus.RUNNING)
 
+    def _carried(self) -> TaskState | None:
+        """The task the session row carries: the open active task (others have rows of their own)."""
+        task = self.s.task
+        if task is None or task.id != self.s.session.active_task or task.state in FINAL_TASK:
+            return None
+        return task
+
     async def _write(self, now: float, reply: ReplyRecord | None, handed: ReplyRecord | None) -> None:
         """The unit itself (the turn awaits it, so nothing changes meanwhile)."""
         s = self.s
         leased = self.leased
+        carried, left = self._carried(), self.carried
         async with offloop.unit(self.store, s.id, holder=self.holder if leased else None, expires=now + self.ttl,
                                 fence=self.fence_token if leased else None) as uow:
             for ev in s.dirty.values():
                 uow.put_evidence(s.id, ev)
-            uow.put_session(s.session, now)
+            uow.put_session(s.session, now, carried)  # the open active task rides in the session row
             head = self._trace_head()
             if head is not None:  # a column of the session row: written with it
                 uow.put_trace_head(s.id, head)
-            if s.task is not None:
+            if s.task is not None and carried is None:  # ended (or not the active one): its own row
                 uow.put_task(s.task)
+            if left is not None and left.id != (s.task.id if s.task is not None else None):
+                uow.put_task(left)  # the row carried it, and no longer does (a new task took its place)
             for task in self.closing:
                 uow.put_task(task)
             if reply is not None:
@@ -201,6 +212,7 @@ class Durability:
             if handed is not None:
                 uow.put_reply(replace(handed, delivered=True))
         self.head_stored = head if leased else None  # committed
+        self.carried = carried
 
     async def checkpoint(self) -> None:
         """A stopping point inside a turn: commit now when a write was pre-registered or settled
@@ -244,6 +256,7 @@ class Durability:
         if state is None:  # never committed: start again from nothing stored
             state = SessionState(id=s.id, platform=dict(s.session.platform))
         s.session, s.evidence, s.task = state, evidence, task
+        self.carried = self._carried()
         s.dirty.clear()
         self.closing.clear()
         self.started.clear()

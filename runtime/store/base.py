@@ -17,7 +17,8 @@ rewritten: a turn writes what it changed, so its cost does not grow with the ses
 
 A session is leased to one turn at a time (docs/interpretations.md: One turn at a time): `acquire_lease` grants the lease when it is free,
 expired, held by a process of this host that is gone, or already this holder's. Every grant
-carries a *fencing token*, a number that only grows (a store-wide counter), kept in the lease row;
+carries a *fencing token*, a number that only grows across the store (SQLite: one more than the
+largest a lease row holds, rows being kept; PostgreSQL: a sequence), kept in the lease row;
 every unit of a leased session checks holder and token inside its transaction (and, where the
 store's `units_renew` says so, renews the expiry), so a holder that lost its lease, even for a moment, can never write again (`LeaseLost`).
 Liveness is the lease's own expiry, renewed by `renew_lease` while a turn runs (a heartbeat), not
@@ -37,7 +38,7 @@ from skillc.runtime.words.errors import SkillcError
 from skillc.runtime.seam.state import Evidence, SessionState, TaskState
 
 # Version of the stored layout; a backend migrates older stores on open.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 class StoreError(SkillcError):
@@ -154,13 +155,16 @@ def holder_dead(holder: str) -> bool:
 class UnitOfWork(Protocol):
     """The writes of one stopping point; committed together when the `with` block ends."""
 
-    def put_session(self, state: SessionState, now: float) -> None:
-        """Write the session's own row (counters, platform, values, active task) checking its
+    def put_session(self, state: SessionState, now: float, task: TaskState | None = None) -> None:
+        """Write the session's own row (counters, platform, values, active task id) checking its
         version (`StoreConflict` when another writer got there first), and append the user
-        messages and entities not stored yet. `state.version` is advanced."""
+        messages and entities not stored yet. `state.version` is advanced. `task`: the session's
+        open active task, carried in the row (its own row is not written; the reads find it
+        there); without it the row carries no task."""
 
     def put_task(self, task: TaskState) -> None:
-        """Insert or replace one task (its nodes included)."""
+        """Insert or replace one task's own row (its nodes included): a task that ended, or that
+        is not (or no longer) the one its session row carries."""
 
     def put_evidence(self, session: str, ev: Evidence) -> None:
         """Insert or replace one evidence record (ids are allocated from the session row's

@@ -58,17 +58,17 @@ class _Gathered:
     """A unit's writes gathered in the coroutine, for a threaded store (see `unit`)."""
 
     def __init__(self) -> None:
-        self.ops: list[tuple[str, tuple[Any, ...]]] = []
+        self.ops: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
 
     def __getattr__(self, name: str) -> Callable[..., None]:
         if not name.startswith("put_"):
             raise AttributeError(name)
-        return lambda *args: self.ops.append((name, args))
+        return lambda *args, **kwargs: self.ops.append((name, args, kwargs))
 
     def apply(self, store: Any, session: str | None, options: dict[str, Any]) -> None:
         with store.unit(session, **options) as uow:
-            for name, args in self.ops:
-                getattr(uow, name)(*args)
+            for name, args, kwargs in self.ops:
+                getattr(uow, name)(*args, **kwargs)
 
 
 @asynccontextmanager

@@ -20,7 +20,9 @@ session, one transaction per unit of work. What PostgreSQL adds:
   delivered, claiming a nonce and every read are one statement each; reading a whole session is
   one flight in one repeatable-read snapshot.
 - **Leases** are rows (`leases`: session, holder, expires, fence) decided under the row's lock;
-  every grant takes the next number of the `lease_fence` sequence as its fencing token. Liveness
+  every grant takes the next number of the `lease_fence` sequence as its fencing token (so a
+  lease given back is deleted, where SQLite keeps the row to read its next token from); the
+  release writes the session row's chain head and handed-over turn in the same statement. Liveness
   is the lease's expiry alone, renewed by the holder's heartbeat (`renew_lease`) while its turn
   runs: nothing tied to a connection, so a server restart or a terminated backend does not make a
   live worker look dead. Expiry uses the caller's clock (the interface's `now`), so workers'
@@ -68,7 +70,16 @@ from skillc.runtime.store.postgres_unit import (
     check_error,
     history_rows,
 )
-from skillc.runtime.store.rows import REPLY_DELIVERED, RowReads, StoredHistory, Sweep, history_items, reply_from, session_fields
+from skillc.runtime.store.rows import (
+    REPLY_DELIVERED,
+    RowReads,
+    StoredHistory,
+    Sweep,
+    history_items,
+    reply_from,
+    session_fields,
+    task_ids,
+)
 from skillc.runtime.store.storeloop import StoreLoop
 
 try:
@@ -115,7 +126,7 @@ _RELEASE = ("WITH d AS (DELETE FROM leases WHERE session = %s AND holder = %s "
 _DELIVERED = "UPDATE replies SET delivered = 1 WHERE session = %s AND turn = %s"
 _NONCE = "INSERT INTO nonces (nonce, seen) VALUES (%s, %s) ON CONFLICT (nonce) DO NOTHING"
 _NONCE_SWEEP = "DELETE FROM nonces WHERE seen < %s"
-_SESSION_READS = ("SELECT doc, version FROM sessions WHERE id = %s",
+_SESSION_READS = ("SELECT doc, version, task IS NOT NULL FROM sessions WHERE id = %s",
                   "SELECT doc FROM messages WHERE session = %s ORDER BY seq",
                   "SELECT doc FROM entities WHERE session = %s ORDER BY seq",
                   "SELECT id FROM tasks WHERE session = %s ORDER BY n, id")
@@ -460,7 +471,7 @@ class PostgresStore(RowReads):
         if row is None:
             return None
         doc = session_fields(row[0], session_id)
-        history: dict[str, Any] = {"tasks": [r[0] for r in tasks]}
+        history: dict[str, Any] = {"tasks": task_ids(tasks, doc.get("active_task") if row[2] else None)}
         for key, table, rows in (("user_messages", "messages", messages), ("entities", "entities", entities)):
             history[key] = history_items(((n, r[0]) for n, r in enumerate(rows, 1)), session_id, table)
         # what the store holds at this version: the next unit appends without asking

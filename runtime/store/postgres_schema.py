@@ -78,6 +78,11 @@ def _v6(conn: psycopg.Connection[Any]) -> None:
     """)
 
 
+def _v7(conn: psycopg.Connection[Any]) -> None:
+    """The session row carries its open active task's document, as in SQLite."""
+    conn.execute("ALTER TABLE sessions ADD COLUMN task TEXT")
+
+
 # Index i migrates schema version i -> i+1, step for step with the SQLite store.
-MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
+MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_v1, _v2, _v3, _v4, _v5, _v6, _v7)
 assert len(MIGRATIONS) == SCHEMA_VERSION, "a schema change needs its PostgreSQL migration too"

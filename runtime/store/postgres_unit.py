@@ -13,7 +13,7 @@ from typing import Any
 
 from skillc.runtime.seam.state import Evidence, SessionState, TaskState, to_doc
 from skillc.runtime.store.base import LeaseLost, ReplyRecord, StoreConflict, StoreError
-from skillc.runtime.store.rows import ENCODE, StoredHistory, reply_doc, session_doc, task_number
+from skillc.runtime.store.rows import ENCODE, StoredHistory, carried_doc, reply_doc, session_doc, task_doc, task_number
 
 CHECK_LEASE = "skillc:lease_lost"
 CHECK_VERSION = "skillc:version_conflict"
@@ -28,10 +28,10 @@ def checked(sql: str, token: str) -> str:
 
 LEASE_CHECK = checked("UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s AND holder = %s "
                       "AND (%s::bigint IS NULL OR fence = %s::bigint)", CHECK_LEASE)
-SESSION_INSERT = checked("INSERT INTO sessions (id, doc, updated, version, head) VALUES (%s, %s, %s, 1, %s) "
+SESSION_INSERT = checked("INSERT INTO sessions (id, doc, updated, version, head, task) VALUES (%s, %s, %s, 1, %s, %s) "
                          "ON CONFLICT (id) DO NOTHING", CHECK_EXISTS)
 SESSION_UPDATE = checked("UPDATE sessions SET doc = %s, updated = %s, version = version + 1, "
-                         "head = COALESCE(%s, head) WHERE id = %s AND version = %s", CHECK_VERSION)
+                         "head = COALESCE(%s, head), task = %s WHERE id = %s AND version = %s", CHECK_VERSION)
 HISTORY_COUNTS = ("SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = %s), "
                   "(SELECT COALESCE(MAX(seq), 0) FROM entities WHERE session = %s)")
 TASK_PUT = ("INSERT INTO tasks (id, session, doc, n, state) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session, id) "
@@ -74,15 +74,15 @@ class PostgresUnit:
     rows: dict[str, int] = field(default_factory=dict)  # session -> index of its row's write in `statements`
     heads: dict[str, str] = field(default_factory=dict)  # heads of sessions whose row the unit does not write
 
-    def put_session(self, state: SessionState, now: float) -> None:
-        """Versioned write of the session row, then the history items not stored yet."""
+    def put_session(self, state: SessionState, now: float, task: TaskState | None = None) -> None:
+        """Versioned write of the session row carrying `task`, then the history items not stored yet."""
         sid = state.id
-        head = self.heads.pop(sid, None)
+        head, carried = self.heads.pop(sid, None), carried_doc(state, task)
         self.rows[sid] = len(self.statements)
         if state.version == 0:
-            self.statements.append((SESSION_INSERT, (sid, session_doc(state), now, head)))
+            self.statements.append((SESSION_INSERT, (sid, session_doc(state), now, head, carried)))
         else:
-            self.statements.append((SESSION_UPDATE, (session_doc(state), now, head, sid, state.version)))
+            self.statements.append((SESSION_UPDATE, (session_doc(state), now, head, carried, sid, state.version)))
         # counts this process committed at this version, else asked in the flight; either way the
         # version check fails the unit before COMMIT if another writer got there first
         stored = self.history.counts(sid, state.version)
@@ -92,8 +92,7 @@ class PostgresUnit:
 
     def put_task(self, task: TaskState) -> None:
         """Insert or replace one task document."""
-        self.statements.append((TASK_PUT, (task.id, task.session, ENCODE(to_doc(task)), task_number(task.id),
-                                           task.state)))
+        self.statements.append((TASK_PUT, (task.id, task.session, task_doc(task), task_number(task.id), task.state)))
 
     def put_evidence(self, session: str, ev: Evidence) -> None:
         """Insert or replace one evidence document."""

@@ -11,7 +11,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from skillc.runtime.text import jsontext
-from skillc.runtime.seam.state import Evidence, NodeState, SessionState, TaskState, node_from_doc, without_retired
+from skillc.runtime.seam.state import Evidence, NodeState, SessionState, TaskState, node_from_doc, to_doc, without_retired
 from skillc.runtime.store.base import ReplyRecord, StoreCorrupt
 from skillc.runtime.words.vocab import FINAL_TASK, OPEN_STATUSES
 
@@ -158,6 +158,36 @@ def history_items(rows: Iterable[tuple[int, Any]], session: str, table: str) -> 
     return items
 
 
+def task_doc(task: TaskState) -> str:
+    """A task's document, in its own row or in its session's row (the open active task, schema
+    7). Its nodes' evidence id lists are left out: they are the evidence rows of the node (see
+    durable.attach_evidence), and a node holding 10,000 records must not re-encode them at every
+    commit."""
+    doc = to_doc(task)
+    for node in doc["nodes"].values():
+        node["evidence"] = []
+    return ENCODE(doc)
+
+
+def carried_doc(state: SessionState, task: TaskState | None) -> str | None:
+    """The document of the task a session row carries: its open active task, or none."""
+    if task is None:
+        return None
+    if task.id != state.active_task or task.state in FINAL_TASK or task.session != state.id:
+        raise ValueError(f"a session row carries its open active task only, not {task.id} ({task.state})")
+    return task_doc(task)
+
+
+def task_ids(rows: Iterable[tuple[Any, ...]], carried: str | None) -> list[str]:
+    """A session's task ids in creation order: its task rows', and the active task its session
+    row carries (`carried`, whose own row may not exist yet)."""
+    ids = [str(r[0]) for r in rows]
+    if carried is not None and carried not in ids:
+        ids.append(carried)
+        ids.sort(key=lambda tid: (task_number(tid), tid))
+    return ids
+
+
 def task_from(session: str, task_id: str, text: Any) -> TaskState:
     """A task row's document back as a TaskState (its nodes checked one by one)."""
     what = f"task {task_id}"
@@ -225,8 +255,15 @@ class RowReads:
 
     @staticmethod
     def _get_task(session_id: str, task_id: str) -> ReadPlan:
-        return ReadPlan(session_id, f"task {task_id}", "SELECT doc FROM tasks WHERE session = ? AND id = ?",
-                        (session_id, task_id), lambda rows: task_from(session_id, task_id, rows[0][0]) if rows else None)
+        def answer(rows: list[tuple[Any, ...]]) -> TaskState | None:
+            for carried, doc in rows:  # the session row's copy first: it is the later one
+                task = task_from(session_id, task_id, doc)
+                if not carried or task.id == task_id:
+                    return task
+            return None
+        return ReadPlan(session_id, f"task {task_id}", "SELECT 1, s.task FROM sessions AS s WHERE s.id = ? AND "
+                        "s.task IS NOT NULL UNION ALL SELECT 0, t.doc FROM tasks AS t WHERE t.session = ? AND t.id = ? "
+                        "ORDER BY 1 DESC", (session_id, session_id, task_id), answer)
 
     def get_task(self, session_id: str, task_id: str) -> TaskState | None:
         """A task of a session, or None."""
@@ -234,9 +271,14 @@ class RowReads:
 
     @staticmethod
     def _open_tasks(session_id: str) -> ReadPlan:
-        return ReadPlan(session_id, "tasks", "SELECT id, doc FROM tasks WHERE session = ? AND state NOT IN "
-                        f"{_ENDED_SQL} ORDER BY n, id", (session_id,),
-                        lambda rows: [task_from(session_id, tid, doc) for tid, doc in rows])
+        def answer(rows: list[tuple[Any, ...]]) -> list[TaskState]:
+            carried = [task_from(session_id, "active", doc) for tid, doc in rows if tid is None]
+            kept = {t.id for t in carried}  # its own row, if any, is an older copy
+            found = [task_from(session_id, tid, doc) for tid, doc in rows if tid is not None and tid not in kept]
+            return sorted(found + carried, key=lambda t: (task_number(t.id), t.id))
+        return ReadPlan(session_id, "tasks", "SELECT t.id, t.doc FROM tasks AS t WHERE t.session = ? AND t.state "
+                        f"NOT IN {_ENDED_SQL} UNION ALL SELECT NULL, s.task FROM sessions AS s WHERE s.id = ? "
+                        "AND s.task IS NOT NULL", (session_id, session_id), answer)
 
     def open_tasks(self, session_id: str) -> list[TaskState]:
         """Tasks of the session not ended."""

@@ -1,12 +1,18 @@
 """The SQLite store (stdlib): the embedded default. One file, WAL, one connection per Store.
 
-Layout (schema 5): a session row holds the session's own fields and a version; user messages,
-entities, replies and evidence are rows appended per session; tasks are rows (one per task, its
-nodes inside); `trace_heads` keeps each session's audit chain head; `leases` holds each leased
-session's holder, expiry and fencing token (`lease_fence` counts the tokens). Units of work run
-as `BEGIN IMMEDIATE` transactions, so a unit's lease check and its writes cannot interleave with
-another process's. A leased unit's lease check is a condition of its session-row write (one
-statement for both); it does not renew the lease (`units_renew` False: the turn's heartbeat does).
+Layout (schema 7): a session row holds the session's own fields, a version, its audit chain head,
+the turn whose reply was handed over when its lease was given back, and its open active task's
+document; user messages, entities, replies and evidence are rows appended per session; every
+other task (one that ended, or that a later task replaced while still open) is a row of its own
+(its nodes inside); `leases` holds each session's holder (empty once given back: rows are kept),
+expiry, fencing token and whether the grant took it over from a holder that never gave it back.
+Units of work run as `BEGIN IMMEDIATE` transactions, so a unit's lease check and its writes cannot
+interleave with another process's. A leased unit's lease check is a condition of its session-row
+write (one statement for both, run at the unit's end, carrying the chain head and the task); it
+does not renew the lease (`units_renew` False: the turn's heartbeat does). Everything outside a
+unit is one statement in its own transaction (autocommit takes the write lock for the whole
+statement): a grant (`_GRANT`, which returns what the turn needs), a renewal, a release (two).
+A steady booking turn sends 20 statements (tests/runtime/test_sqlite_turn_statements.py).
 """
 from __future__ import annotations
 
@@ -40,9 +46,12 @@ from skillc.runtime.store.rows import (
     Sweep,
     history_items,
     reply_doc,
+    carried_doc,
     reply_from,
     session_doc,
     session_fields,
+    task_doc,
+    task_ids,
     task_number,
 )
 
@@ -169,8 +178,14 @@ def _v6(db: sqlite3.Connection) -> None:
     """)
 
 
+def _v7(db: sqlite3.Connection) -> None:
+    """The session row carries its open active task's document: a unit that changed only that
+    task writes one row, not two. Until a session's next unit its task row holds it, as before."""
+    db.execute("ALTER TABLE sessions ADD COLUMN task TEXT")
+
+
 # Migrations from day one: index i migrates user_version i -> i+1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5, _v6, _v7)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
@@ -185,6 +200,7 @@ class _RowWrite:
     now: float
     lists: tuple[list[Any], list[Any]]  # user messages, entities
     known: tuple[int, int] | None  # how many of each are stored, when this process knows it
+    task: str | None  # the open active task's document the row carries (None: none)
     head: str | None = None
 
 
@@ -216,12 +232,13 @@ class _Unit:
         return (" AND EXISTS (SELECT 1 FROM leases WHERE session = ? AND holder = ? AND (? IS NULL OR fence = ?))",
                 (sid, holder, fence, fence))
 
-    def put_session(self, state: SessionState, now: float) -> None:
-        """The session row's versioned write (run at the unit's end), then the history items not
-        stored yet. `state.version` is advanced now."""
+    def put_session(self, state: SessionState, now: float, task: TaskState | None = None) -> None:
+        """The session row's versioned write (run at the unit's end) carrying `task`, then the
+        history items not stored yet. `state.version` is advanced now."""
         self.rows[state.id] = _RowWrite(state.id, state.version, session_doc(state), now,
                                         (list(state.user_messages), list(state.entities)),
-                                        self.history.counts(state.id, state.version), self.heads.pop(state.id, None))
+                                        self.history.counts(state.id, state.version), carried_doc(state, task),
+                                        self.heads.pop(state.id, None))
         state.version += 1
         self.noted.append((state.id, state.version, len(state.user_messages), len(state.entities)))
 
@@ -239,15 +256,16 @@ class _Unit:
         guard, held = self._guard(sid)  # the lease check rides on the row's write: one statement
         if row.version == 0:
             try:
-                cur = db.execute("INSERT INTO sessions (id, doc, updated, version, head) SELECT ?, ?, ?, 1, ? WHERE 1"
-                                 + guard, (sid, row.doc, row.now, row.head, *held))
+                cur = db.execute("INSERT INTO sessions (id, doc, updated, version, head, task) SELECT ?, ?, ?, 1, ?, ? "
+                                 "WHERE 1" + guard, (sid, row.doc, row.now, row.head, row.task, *held))
             except sqlite3.IntegrityError as exc:
                 raise StoreConflict(f"session {sid} already exists") from exc
             if cur.rowcount != 1:
                 self.check_lease()
         else:
-            cur = db.execute("UPDATE sessions SET doc = ?, updated = ?, version = version + 1, head = COALESCE(?, head) "
-                             "WHERE id = ? AND version = ?" + guard, (row.doc, row.now, row.head, sid, row.version, *held))
+            cur = db.execute("UPDATE sessions SET doc = ?, updated = ?, version = version + 1, head = COALESCE(?, head), "
+                             "task = ? WHERE id = ? AND version = ?" + guard,
+                             (row.doc, row.now, row.head, row.task, sid, row.version, *held))
             if cur.rowcount != 1:
                 self.check_lease()  # LeaseLost when that is why; else the version moved
                 raise StoreConflict(f"session {sid} was changed by another writer since it was loaded")
@@ -261,14 +279,9 @@ class _Unit:
                                [(sid, i, ENCODE(item)) for i, item in enumerate(items[stored:], stored + 1)])
 
     def put_task(self, task: TaskState) -> None:
-        """Insert or replace one task document. Its nodes' evidence id lists are left out: they
-        are the evidence rows of the node (see durable.attach_evidence), and a node holding
-        10,000 records must not re-encode them at every commit."""
-        doc = to_doc(task)
-        for node in doc["nodes"].values():
-            node["evidence"] = []
+        """Insert or replace one task's row (its document: rows.task_doc)."""
         self.db.execute("INSERT OR REPLACE INTO tasks (id, session, doc, n, state) VALUES (?, ?, ?, ?, ?)",
-                        (task.id, task.session, ENCODE(doc), task_number(task.id), task.state))
+                        (task.id, task.session, task_doc(task), task_number(task.id), task.state))
 
     def put_evidence(self, session: str, ev: Evidence) -> None:
         """Insert or replace one evidence document."""
@@ -485,7 +498,8 @@ class SQLiteStore(RowReads):
             return self._session(session_id)
 
     def _session(self, session_id: str) -> SessionState | None:
-        rows = self._rows(session_id, "session", "SELECT doc, version FROM sessions WHERE id = ?", (session_id,))
+        rows = self._rows(session_id, "session", "SELECT doc, version, task IS NOT NULL FROM sessions WHERE id = ?",
+                          (session_id,))
         if not rows:
             return None
         doc = session_fields(rows[0][0], session_id)
@@ -494,8 +508,8 @@ class SQLiteStore(RowReads):
             history[key] = history_items(self._rows(
                 session_id, table, f"SELECT seq, doc FROM {table} WHERE session = ? ORDER BY seq", (session_id,)),
                 session_id, table)
-        history["tasks"] = [r[0] for r in self._rows(session_id, "tasks",
-                                                     "SELECT id FROM tasks WHERE session = ? ORDER BY n, id", (session_id,))]
+        history["tasks"] = task_ids(self._rows(session_id, "tasks", "SELECT id FROM tasks WHERE session = ? ORDER BY n, id",
+                                               (session_id,)), doc.get("active_task") if rows[0][2] else None)
         version = rows[0][1]
         if not isinstance(version, int):
             raise StoreCorrupt(session_id, "session", "version is not an integer")

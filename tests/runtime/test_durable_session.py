@@ -461,8 +461,9 @@ def test_a_node_stored_with_fields_since_retired_opens_and_runs_on(compiled: Pat
         finally:
             await gateway.aclose()
         with sqlite3.connect(world.store_path) as db:
-            (node,) = [n for (doc,) in db.execute("SELECT doc FROM tasks") for n in json.loads(doc)["nodes"]]
-            db.execute(f"UPDATE tasks SET doc = json_set(doc, '$.nodes.{node}.approved', json('false'), "
+            # the suspended task is the open active one: its session row carries it (store schema 7)
+            (node,) = [n for (doc,) in db.execute("SELECT task FROM sessions") for n in json.loads(doc)["nodes"]]
+            db.execute(f"UPDATE sessions SET task = json_set(task, '$.nodes.{node}.approved', json('false'), "
                        f"'$.nodes.{node}.target_claimed', json('true'))")
         runtime, model, gateway = await world.runtime()
         try:

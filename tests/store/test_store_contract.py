@@ -406,3 +406,60 @@ def test_the_session_head_is_the_row_without_its_history(store_factory: Factory)
     assert head is not None and head.platform == {"userId": 7} and head.turn == 3 and head.active_task == "t2"
     assert head.version == s.version and head.user_messages == [] and head.entities == []
     assert store.session_head("nope") is None
+
+
+def test_the_open_active_task_rides_in_the_session_row_until_it_ends(store_factory: Factory) -> None:
+    """Schema 7: a unit that changed only the open active task writes the session row alone; the
+    reads find the task there, and its own row is written once, when it ended."""
+    store, other = store_factory(), store_factory()
+    s = _session()
+    task = _task(tid="t2")
+    s.tasks, s.active_task = ["t1", "t2"], "t2"
+    with store.unit("s1") as uow:
+        uow.put_session(s, 1.0)
+        uow.put_task(_task(tid="t1", state="SUSPENDED"))  # an earlier task left open: its own row
+    with store.unit("s1") as uow:
+        uow.put_session(s, 2.0, task)
+    assert store.raw("SELECT id FROM tasks WHERE session = 's1'") == [("t1",)]  # no row of its own yet
+    task.nodes["n1"].skill = "k2"
+    with store.unit("s1") as uow:
+        uow.put_session(s, 3.0, task)
+    assert other.get_task("s1", "t2").nodes["n1"].skill == "k2" and other.get_task("s1", "t1").state == "SUSPENDED"
+    assert [t.id for t in other.open_tasks("s1")] == ["t1", "t2"] and other.get_session("s1").tasks == ["t1", "t2"]
+    assert other.get_task("s1", "t3") is None and other.get_task("s2", "t2") is None
+    task.state = "DONE"
+    with store.unit("s1") as uow:
+        uow.put_session(s, 4.0)
+        uow.put_task(task)
+    assert other.get_task("s1", "t2").state == "DONE" and [t.id for t in other.open_tasks("s1")] == ["t1"]
+    assert other.get_session("s1").tasks == ["t1", "t2"]
+    with pytest.raises(ValueError):  # only the open active task rides in the row
+        with store.unit("s1") as uow:
+            uow.put_session(s, 5.0, task)
+    with pytest.raises(ValueError):
+        with store.unit("s1") as uow:
+            uow.put_session(s, 5.0, _task(tid="t1"))
+
+
+def test_a_schema_6_sqlite_file_reads_its_active_task_from_its_row_then_from_the_session_row(tmp_path: Any) -> None:
+    """A schema 6 file keeps its open active task in the task's own row: read from there, then
+    carried by the session row from the next unit on (the older row is not read again)."""
+    doc = ('{"id": "t1", "session": "s1", "agent": "a", "message": "hi", "state": "RUNNING", "order": ["n1"], '
+           '"nodes": {"n1": {"id": "n1", "task": "t1", "skill": "k"}}}')
+    store = _sqlite_store_at_schema(
+        tmp_path / "v6.sqlite", 6,
+        """UPDATE sessions SET doc = '{"id": "s1", "platform": {}, "active_task": "t1"}'""",
+        f"INSERT INTO tasks (id, session, doc, n, state) VALUES ('t1', 's1', '{doc}', 1, 'RUNNING')")
+    try:
+        state = store.get_session("s1")
+        assert state is not None and state.tasks == ["t1"] and state.active_task == "t1"
+        task = store.get_task("s1", "t1")
+        assert task is not None and task.nodes["n1"].skill == "k"
+        task.nodes["n1"].skill = "k2"
+        with store.unit("s1") as uow:
+            uow.put_session(state, 2.0, task)
+        assert store.get_task("s1", "t1").nodes["n1"].skill == "k2"
+        assert [t.nodes["n1"].skill for t in store.open_tasks("s1")] == ["k2"]
+        assert store.get_session("s1").tasks == ["t1"]
+    finally:
+        store.close()
