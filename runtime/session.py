@@ -20,7 +20,6 @@ from skillc.runtime.call.lifecycle import FINAL, question_of
 from skillc.runtime.model.base import Model
 from skillc.runtime.seam.state import Evidence, SessionState, TaskState
 from skillc.runtime.store import offloop
-from skillc.runtime.store.base import StoreConflict
 from skillc.runtime.store.base import Store as StoreProtocol
 from skillc.runtime.graph.tasks import Reply
 from skillc.runtime.outside.config import audit_key
@@ -83,19 +82,18 @@ class Runtime:
     async def open_session(self, platform: dict[str, Any] | None = None, session_id: str | None = None) -> "Session":
         """A new session, or an existing one reopened from the store (its STARTED writes become
         UNKNOWN_PRE_CALL: their outcome is unknown after a restart)."""
-        state = await offloop.call(self.store, self.store.get_session, session_id) if session_id else None
-        if state is None:
-            state = SessionState(id=session_id or f"s{int(self.clock() * 1000):x}{self.rng.randrange(16 ** 4):04x}",
+        if session_id is None:  # a new id: stored now (a clash of random ids is a conflict)
+            state = SessionState(id=f"s{int(self.clock() * 1000):x}{self.rng.randrange(16 ** 4):04x}",
                                  platform=dict(platform or {}))
             session = Session(self, state, {})
-            try:
-                await session.env.durable.commit()
-            except StoreConflict:
-                if session_id is None:
-                    raise
-                # created at this moment by another process: open theirs
-                return await self.open_session(platform, session_id)
+            await session.env.durable.commit()
             return session
+        fresh = SessionState(id=session_id, platform=dict(platform or {}))
+        # read, or stored as new when there is none: one call of the store (one hop off the loop)
+        found = await offloop.call(self.store, self.store.load_or_create, fresh, self.clock())
+        if found is None:
+            return Session(self, fresh, {})
+        state = found
         if platform:
             state.platform = dict(platform)
         evidence, task = await load_held(self.store, state)

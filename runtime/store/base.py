@@ -212,6 +212,12 @@ class Store(Protocol):
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history (messages, entities, task ids), or None."""
 
+    def load_or_create(self, state: SessionState, now: float) -> SessionState | None:
+        """The stored session `state.id` with its history, as `get_session` reads it; when there
+        is none, `state` (a new session) is stored in a unit of its own and None is returned. One
+        call, so opening a session by its id costs one hop off the event loop, not two; a session
+        another process created at that moment is read instead."""
+
     def version_of(self, session_id: str) -> int:
         """The stored session's version (0 when absent): one indexed read, so a process can tell
         whether its copy of a session is still the latest (another process sharing the store may

@@ -133,7 +133,7 @@ _SESSION_READS = ("SELECT doc, version, task IS NOT NULL FROM sessions WHERE id 
 # Calls the runtime awaits natively (offloop.call): everything else of the interface is a read
 # of RowReads (run as a coroutine through its plan) or synchronous only (close).
 _NATIVE = ("acquire_lease", "renew_lease", "release_lease", "mark_delivered", "claim_nonce", "get_session",
-           "version_of", "sessions", "raw")
+           "load_or_create", "version_of", "sessions", "raw")
 
 
 def _options(url: str, lock_timeout: float, statement_timeout: float) -> str:
@@ -477,6 +477,27 @@ class PostgresStore(RowReads):
         # what the store holds at this version: the next unit appends without asking
         self._history.note([(session_id, row[1], len(messages), len(entities))])
         return SessionState(**doc, **history, version=row[1])
+
+    def load_or_create(self, state: SessionState, now: float) -> SessionState | None:
+        """The stored session, or None once `state` was stored as new (see base.Store.load_or_create)."""
+        return self._loop.run(self._a_load_or_create(state, now))
+
+    async def _a_load_or_create(self, state: SessionState, now: float) -> SessionState | None:
+        found = await self._a_get_session(state.id)
+        if found is not None:
+            return found
+        uow = self._new_unit()
+        uow.put_session(state, now)
+        try:
+            await self._a_commit(uow, state.id, None, None, None)
+        except StoreConflict:  # created at this moment by another worker: read theirs
+            state.version = 0
+            found = await self._a_get_session(state.id)
+            if found is None:
+                raise
+            return found
+        self._history.note(uow.noted)
+        return None
 
     def version_of(self, session_id: str) -> int:
         """The stored session's version (0 when absent): one indexed read, for a worker to tell

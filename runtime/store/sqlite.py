@@ -515,6 +515,23 @@ class SQLiteStore(RowReads):
             raise StoreCorrupt(session_id, "session", "version is not an integer")
         return SessionState(**doc, **history, version=version)
 
+    def load_or_create(self, state: SessionState, now: float) -> SessionState | None:
+        """The stored session, or None once `state` was stored as new (see base.Store.load_or_create)."""
+        with self._lock:  # no unit of another thread in between
+            found = self._session(state.id)
+            if found is not None:
+                return found
+            try:
+                with self._unit(state.id, None, None, None) as uow:
+                    uow.put_session(state, now)
+                return None
+            except StoreConflict:  # created at this moment by another process: read theirs
+                state.version = 0
+                found = self._session(state.id)
+                if found is None:
+                    raise
+                return found
+
     def version_of(self, session_id: str) -> int:
         """The stored session's version (0 when absent), for a process sharing the file to tell
         whether its copy of a session is stale; `StoreCorrupt` when the row's version is not an

@@ -463,3 +463,38 @@ def test_a_schema_6_sqlite_file_reads_its_active_task_from_its_row_then_from_the
         assert store.get_session("s1").tasks == ["t1"]
     finally:
         store.close()
+
+
+def test_load_or_create_reads_a_stored_session_or_stores_the_new_one(store_factory: Factory) -> None:
+    store, other = store_factory(), store_factory()
+    fresh = _session()
+    assert store.load_or_create(fresh, 1.0) is None  # none stored: this one is, in one call
+    assert fresh.version == 1 and other.version_of("s1") == 1
+    mine = other.get_session("s1")
+    mine.user_messages.append({"turn": 1, "text": "hi"})
+    with other.unit("s1") as uow:
+        uow.put_session(mine, 2.0)
+    found = store.load_or_create(_session(), 3.0)  # stored: read with its history, nothing written
+    assert found is not None and found.version == 2 and found.user_messages == [{"turn": 1, "text": "hi"}]
+    assert other.version_of("s1") == 2
+
+
+def test_load_or_create_reads_the_session_another_process_created_meanwhile(store_factory: Factory) -> None:
+    store, other = store_factory(), store_factory()
+    with other.unit("s1") as uow:  # another process creates it between the read and the insert
+        uow.put_session(_session(), 1.0)
+    if hasattr(store, "_a_get_session"):  # PostgreSQL: its read, made to miss once
+        read = store._a_get_session
+        misses = [None]
+
+        async def late(session_id: str) -> Any:
+            return misses.pop() if misses else await read(session_id)
+        store._a_get_session = late
+    else:
+        read = store._session
+        misses = [None]
+        store._session = lambda session_id: misses.pop() if misses else read(session_id)
+    fresh = _session()
+    found = store.load_or_create(fresh, 2.0)
+    assert found is not None and found.version == 1 and fresh.version == 0
+    assert other.version_of("s1") == 1

@@ -1,0 +1,53 @@
+"""How many times a turn leaves the event loop for the store (issue 28: each hop is a thread
+handoff, 35-40 % of a direct turn's time on a loaded machine). A booking turn (the write, then
+finish) of a session opened by its id, counted at `store/offloop.py`."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.ledger import PLATFORM
+from skillc.runtime.store import offloop
+from test_durable_session import BYPASS, World, compiled  # noqa: F401  (a fixture)
+
+
+def _hops(compiled: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:  # noqa: F811
+    world = World(compiled, tmp, BYPASS)
+    hops: list[str] = []
+    call = offloop.call
+
+    async def counted_call(store: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        hops.append("unit" if fn.__name__ == "apply" else fn.__name__)  # a SQLite unit is applied by one call
+        return await call(store, fn, *args, **kwargs)
+
+    monkeypatch.setattr(offloop, "call", counted_call)
+
+    async def go() -> list[list[str]]:
+        runtime, model, gateway = await world.runtime()
+        turns = []
+        try:
+            for n in range(3):
+                hops.clear()
+                s = await runtime.open_session(PLATFORM, session_id=f"s{n}")
+                ref = f"R-80{n:02d}"
+                model.load_turn([{"call": {"tool": "ledger_post", "args": {"ref": ref, "amount": 10 + n}}},
+                                 {"call": {"tool": "builtin_node_finish", "args": {"output": f"Booked {ref}"}}}])
+                assert f"Booked {ref}" in (await s.send(f"Book {10 + n} under reference {ref}")).text
+                turns.append(list(hops))
+        finally:
+            await gateway.aclose()
+            await runtime.aclose()
+        return turns
+
+    return asyncio.run(go())
+
+
+def test_a_new_session_and_its_booking_turn_leave_the_loop_seven_times(compiled: Path, tmp_path: Path,  # noqa: F811
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was nine: the session looked up, then stored as new (now one call, `load_or_create`), the
+    lease, the trace head (now read with the lease), the four units, the lease given back."""
+    for hops in _hops(compiled, tmp_path, monkeypatch):
+        assert hops == ["load_or_create", "acquire_lease", "unit", "unit", "unit", "unit", "release_lease"], hops
