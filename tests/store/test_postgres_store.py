@@ -295,3 +295,47 @@ def test_store_pool_size_reaches_the_postgres_pool(tmp_path: Path, postgres_url:
             return int(runtime.store.pool.max_size)
 
     assert asyncio.run(pool_max()) == 3
+
+
+def test_a_schema_5_database_continues_its_chain_replies_and_active_task(postgres_url: str) -> None:
+    """A database an earlier release left at schema 5 (its chain head in `trace_heads`, its open
+    active task in its own row, a delivered reply): opened now, the head is the session row's,
+    the task is read from its row and then carried by the session row, the session goes on."""
+    import psycopg
+
+    from skillc.runtime.store.postgres import PostgresStore
+    from skillc.runtime.store.postgres_schema import MIGRATIONS
+
+    task_doc = ('{"id": "t1", "session": "s1", "agent": "a", "message": "hi", "state": "RUNNING", "order": [], '
+                '"nodes": {}}')
+    with psycopg.connect(postgres_url, autocommit=True) as conn, conn.transaction():
+        for step in MIGRATIONS[:5]:
+            step(conn)
+        conn.execute("CREATE TABLE skillc_schema (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO skillc_schema (version) VALUES (5)")
+        conn.execute("""INSERT INTO sessions (id, doc, updated, version) VALUES
+                        ('s1', '{"id": "s1", "platform": {}, "active_task": "t1"}', 1.0, 1)""")
+        conn.execute("INSERT INTO trace_heads (session, head) VALUES ('s1', %s)", ("ab" * 32,))
+        conn.execute("INSERT INTO tasks (id, session, doc, n, state) VALUES ('t1', 's1', %s, 1, 'RUNNING')",
+                     (task_doc,))
+        conn.execute("""INSERT INTO replies (session, turn, delivered, doc) VALUES (%s, 1, 1, '{"text": "one"}')""",
+                     ("s1",))
+    store = PostgresStore(postgres_url, pool_size=2)
+    try:
+        assert store.raw("SELECT version FROM skillc_schema") == [(SCHEMA_VERSION,)]
+        assert store.trace_head("s1") == "ab" * 32 and store.last_reply("s1").delivered
+        state, task = store.get_session("s1"), store.get_task("s1", "t1")
+        assert state is not None and state.tasks == ["t1"] and task is not None and task.state == "RUNNING"
+        h = new_holder()
+        lease = store.acquire_lease("s1", h, now=10.0, ttl=30.0)
+        assert lease.granted and lease.head == "ab" * 32 and lease.version == 1
+        task.message = "hi again"
+        with store.unit("s1", holder=h, fence=lease.fence, expires=40.0) as uow:
+            uow.put_session(state, 11.0, task)
+            uow.put_trace_head("s1", "cd" * 32)
+        store.release_lease("s1", h, fence=lease.fence, delivered_turn=1, trace_head="ef" * 32)
+        assert store.trace_head("s1") == "ef" * 32 and store.version_of("s1") == 2
+        assert store.get_task("s1", "t1").message == "hi again"
+        assert [t.message for t in store.open_tasks("s1")] == ["hi again"]
+    finally:
+        store.close()
