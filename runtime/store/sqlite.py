@@ -522,7 +522,7 @@ class SQLiteStore(RowReads):
             if found is not None:
                 return found
             try:
-                with self._unit(state.id, None, None, None) as uow:
+                with self.unit(state.id) as uow:  # the lock is re-entrant
                     uow.put_session(state, now)
                 return None
             except StoreConflict:  # created at this moment by another process: read theirs
