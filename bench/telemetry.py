@@ -83,7 +83,7 @@ def per_event(samples: int = 20000) -> dict[str, float]:
 
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(_Drop()))  # type: ignore[arg-type]
-    event = dict(tool="cms_article_get", builtin=False, args={"articleId": 17}, ok=True, error=None, code=None,
+    call = dict(type="tool.call", node="n1", tool="cms_article_get", builtin=False, args={"articleId": 17}, ok=True, error=None, code=None,
                  evidence="e1", status="SUCCESS", business_ok=True, empty=False, replayed=False,
                  message='{"ok": true, "evidence": "e1", "data": {"id": 17, "title": "Spring launch"}}', next=None)
     modes: dict[str, Any] = {"chain off": (False, None), "telemetry off": (True, None),
@@ -97,10 +97,10 @@ def per_event(samples: int = 20000) -> dict[str, float]:
             best = float("inf")
             for _ in range(5):
                 writer = TraceWriter(chain=chain, observers=[tel] if tel is not None else ())
-                writer.emit("turn.started", session="s1", turn=1, message="m")
+                writer.emit({"type": "turn.started", "message": "m"}, session="s1", turn=1)
                 start = time.perf_counter()
                 for _ in range(samples // 5):
-                    writer.emit("tool.call", session="s1", turn=1, task="t1", node="n1", **event)
+                    writer.emit(call, session="s1", turn=1, task="t1")
                 best = min(best, (time.perf_counter() - start) / (samples // 5))
             out[name] = best * 1e6
         finally:

@@ -149,18 +149,16 @@ class TurnEnv:
         noticed as it starts the session's next turn (`studio.stale`), recorded as that turn's
         and with no task (none is this turn's yet)."""
         trace = self.rt.trace
-        type_ = event["type"]
         if before_turn:
-            trace.emit(type_, session=self.session.id, turn=self.session.turn + 1, **event)
+            trace.emit(event, session=self.session.id, turn=self.session.turn + 1)
             return
         # A task that had already ended when this turn began is not this turn's task: the turn's
         # events carry no task until a new one is made (or name the task they act on).
-        task = self.task if self.task is not None and self.task is not self.ended else None
-        written = trace.emit(type_, session=self.session.id, turn=self.session.turn,
-                             task=task.id if task else None, **event)
-        if type_ in AUDIT_TRIGGERS and trace.audit:  # who, what and when, from this session's facts
-            for audit_type, audit_fields in follow(written, self, trace.chain):
-                trace.emit(audit_type, session=self.session.id, turn=self.session.turn, **audit_fields)
+        task = self.task.id if self.task is not None and self.task is not self.ended else None
+        written = trace.emit(event, session=self.session.id, turn=self.session.turn, task=task)
+        if event["type"] in AUDIT_TRIGGERS and trace.audit:  # who, what and when, from this session's facts
+            for audit in follow(written, self, trace.chain):
+                trace.emit(audit, session=self.session.id, turn=self.session.turn, task=task)
 
     def invoked(self, tool: str, args: dict[str, Any]) -> None:
         """An `mcp.invoked` event for a tool really reached, stamped with the calling node."""

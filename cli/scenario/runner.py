@@ -13,13 +13,17 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from skillc.runtime.words.event_types import TraceEvent
 from skillc.runtime.words.events import EventName
 from skillc.runtime.text.idtext import ascii_int
 from skillc.scenario.load import Located, ScenarioError, duration, load_scenario, read_scenario
 from skillc.scenario.match import check
 from skillc.scenario.report import report
+
+if TYPE_CHECKING:
+    from skillc.runtime.telemetry.trace import TraceWriter
 
 __all__ = ["Clock", "ScenarioError", "ScenarioResult", "load_scenario", "report", "run_files", "run_scenario"]
 
@@ -41,7 +45,7 @@ class ScenarioResult:
     notes: list[str] = field(default_factory=list)
     diagnostics: list[Any] = field(default_factory=list)  # the studio's, as `skillc check` finds them
     replies: list[str] = field(default_factory=list)  # "turn N: <the reply>", one per turn played
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[TraceEvent] = field(default_factory=list)
     error: str | None = None
     crash: str | None = None
 
@@ -191,7 +195,7 @@ def _read_setup(data: dict[str, Any], doc: Located, tmp: Path) -> tuple[Any, dic
     return settings, servers
 
 
-def _open_trace(trace_path: str | None) -> Any:
+def _open_trace(trace_path: str | None) -> TraceWriter:
     """The trace the expectations are checked against (kept in memory; also written to --trace)."""
     from skillc.runtime.outside.config import audit_key
     from skillc.runtime.telemetry.trace import TraceWriter
@@ -207,7 +211,7 @@ class _Play:
     a crash), the scripted model, the clock and the canned server's crash signal."""
 
     def __init__(self, data: dict[str, Any], doc: Located, tmp: Path, result: ScenarioResult, *,
-                 compiled: Any, settings: Any, servers: dict[str, Any], trace: Any, telemetry: Any = None) -> None:
+                 compiled: Any, settings: Any, servers: dict[str, Any], trace: TraceWriter, telemetry: Any = None) -> None:
         from skillc.runtime.model.scripted import ScriptedModel
 
         self.data, self.doc, self.tmp, self.result = data, doc, tmp, result
@@ -225,7 +229,7 @@ class _Play:
         if self.current.session is not None:
             self.current.session.env.invoked(tool, args)
         else:
-            self.trace.emit(EventName.MCP_INVOKED, session="s1", turn=0, tool=tool, args=args)
+            self.trace.emit({"type": EventName.MCP_INVOKED, "tool": tool, "args": args}, session="s1", turn=0)
 
     def serve_canned_tools(self) -> None:
         """Add the in-process server of the scenario's `tools:` (faults included)."""

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from skillc.runtime.words.event_types import TraceEvent
+from skillc.runtime.words.event_types import (AuditApproval, AuditSettlement, AuditWhat, NodeResumed, NodeSuspended,
+                                              TraceEvent, WriteSettled, as_event)
 
 from skillc.runtime.words.events import EventName
 from skillc.runtime.outside.redact import mask_args
@@ -178,7 +179,7 @@ def verify(events: Iterable[tuple[int, dict[str, Any]]], key: bytes | str | None
         heads[session] = (ev["hash"], seq)
     for session, (_, seq) in heads.items():
         last = next(ev for _, ev in reversed(items) if str(ev.get("session")) == session)
-        if last.get("type") != EventName.TURN_REPLY:
+        if not _is(last, EventName.TURN_REPLY):
             verdict.notes.append(f"session {session} ends at seq {seq} ({last.get('type')}), not at a turn.reply: "
                                  "its last turn was interrupted, or the trace was cut short")
     return verdict
@@ -189,11 +190,17 @@ def _resumed_after_crash(items: list[tuple[int, dict[str, Any]]], where: int, at
     unit of work); when the previous process died after that unit, the events it wrote since are
     left behind. That fork is a restart, not an edit, when the new branch opens a turn and every
     bypassed event of the session belongs to the same turn as the head and opens none."""
-    if items[at][1].get("type") != EventName.TURN_STARTED:
+    if not _is(items[at][1], EventName.TURN_STARTED):
         return False
     turn = items[where][1].get("turn")
     bypassed = [ev for _, ev in items[where + 1:at] if str(ev.get("session")) == session]
-    return bool(bypassed) and all(ev.get("turn") == turn and ev.get("type") != EventName.TURN_STARTED for ev in bypassed)
+    return bool(bypassed) and all(ev.get("turn") == turn and not _is(ev, EventName.TURN_STARTED) for ev in bypassed)
+
+
+def _is(raw: dict[str, Any], name: EventName) -> bool:
+    """Whether a line read back (any JSON object: a file may have been edited) is an event of type `name`."""
+    event = as_event(raw)
+    return event is not None and event["type"] == name
 
 
 # ---------------------------------------------------------------- audit events
@@ -229,39 +236,53 @@ def approval_id(chain: AuditChain | None, session: str, task: Any, node: Any, to
     return "ap-" + (chain or _PLAIN).digest(material)[:16]
 
 
-def follow(event: TraceEvent, env: Any, chain: AuditChain | None) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The audit events that follow `event` (one of TRIGGERS) in session `env`."""
-    digest = (chain or _PLAIN).value_digest
-    task = getattr(env, "task", None)
-    node_id = event.get("node")
-    node = task.nodes.get(node_id) if task is not None and node_id else None
-    common = {"task": event.get("task"), "node": node_id}
-    kind = event.get("kind")
-    if event["type"] in (EventName.NODE_SUSPENDED, EventName.NODE_RESUMED) and kind == Suspension.APPROVAL:
-        pending = getattr(node, "pending", None)
-        if node is None or pending is None:
-            return
-        if event["type"] == EventName.NODE_SUSPENDED:
-            decision, actor = "REQUESTED", "runtime"
-        else:
-            answer = event.get("answer")
-            decision, actor = str(answer.get("decision") if isinstance(answer, dict) else None), "user"
-        args = _masked(env, node.skill, pending.tool, pending.args)
-        yield EventName.AUDIT_APPROVAL, {
-            **common, "approval": approval_id(chain, event["session"], event.get("task"), node_id, pending.tool,
-                                              pending.asked_at),
-            "decision": decision, "who": _who(env, actor),
-            "what": {"tool": pending.tool, "args_digest": digest(args)},
-            "at": _iso(env.now())}
+def follow(event: TraceEvent, env: Any, chain: AuditChain | None) -> Iterator[AuditApproval | AuditSettlement]:
+    """The audit events that follow `event` (one of TRIGGERS) in session `env`; the writer stamps
+    them with the trigger's session, turn and task."""
+    if event["type"] in (EventName.NODE_SUSPENDED, EventName.NODE_RESUMED):
+        yield from _approval(event, env, chain)
     elif event["type"] == EventName.WRITE_SETTLED:
-        ev = getattr(env, "evidence", {}).get(event.get("evidence"))
-        if ev is None:
-            return
-        skill = node.skill if node is not None else None
-        what: dict[str, Any] = {"tool": ev.tool, "args_digest": digest(_masked(env, skill, ev.tool, ev.args))}
-        if ev.idem_key:
-            what["idempotency_key_digest"] = digest(ev.idem_key)
-        via = event.get("via")
-        yield EventName.AUDIT_SETTLEMENT, {
-            **common, "evidence": ev.id, "status": event.get("status"), "via": via,
-            "who": _who(env, "user" if via == "user" else "runtime"), "what": what, "at": _iso(env.now())}
+        yield from _settlement(event, env, chain)
+
+
+def _node_of(env: Any, node_id: str) -> Any:
+    task = getattr(env, "task", None)
+    return task.nodes.get(node_id) if task is not None and node_id else None
+
+
+def _approval(event: NodeSuspended | NodeResumed, env: Any, chain: AuditChain | None) -> Iterator[AuditApproval]:
+    """An approval asked (its question) or answered (the user's decision)."""
+    if event["kind"] != Suspension.APPROVAL:
+        return
+    node_id = event["node"]
+    node = _node_of(env, node_id)
+    pending = getattr(node, "pending", None)
+    if node is None or pending is None:
+        return
+    if event["type"] == EventName.NODE_SUSPENDED:
+        decision, actor = "REQUESTED", "runtime"
+    else:
+        answer = event["answer"]
+        decision, actor = str(answer.get("decision") if isinstance(answer, dict) else None), "user"
+    args = _masked(env, node.skill, pending.tool, pending.args)
+    yield {"type": EventName.AUDIT_APPROVAL, "node": node_id,
+           "approval": approval_id(chain, event["session"], event.get("task"), node_id, pending.tool, pending.asked_at),
+           "decision": decision, "who": _who(env, actor),
+           "what": {"tool": pending.tool, "args_digest": (chain or _PLAIN).value_digest(args)},
+           "at": _iso(env.now())}
+
+
+def _settlement(event: WriteSettled, env: Any, chain: AuditChain | None) -> Iterator[AuditSettlement]:
+    """A write settled: by its call, a verifying read, or the user."""
+    ev = getattr(env, "evidence", {}).get(event["evidence"])
+    if ev is None:
+        return
+    digest = (chain or _PLAIN).value_digest
+    node = _node_of(env, event["node"])
+    skill = node.skill if node is not None else None
+    what: AuditWhat = {"tool": ev.tool, "args_digest": digest(_masked(env, skill, ev.tool, ev.args))}
+    if ev.idem_key:
+        what["idempotency_key_digest"] = digest(ev.idem_key)
+    via = event["via"]
+    yield {"type": EventName.AUDIT_SETTLEMENT, "node": event["node"], "evidence": ev.id, "status": event["status"],
+           "via": via, "who": _who(env, "user" if via == "user" else "runtime"), "what": what, "at": _iso(env.now())}

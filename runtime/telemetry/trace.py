@@ -1,7 +1,9 @@
 """The trace: every step of a run as JSON-lines events (docs/reference/scenarios.md), one writer.
 
 The trace is the audit log, the scenario runner's input and the demo's transcript. Events get a
-run-wide `seq`; callers give `session`, `turn` and, where they apply, `task` / `node`.
+run-wide `seq`; callers give the event (a `TraceEvent`: its `type`, `node` where it has one, its
+fields) with its `session`, `turn` and, where it applies, `task` (`SessionEnv.emit` does, for every
+event of a session).
 
 - **Streaming**: the writer sends each event to its listeners and keeps nothing, unless built with
   `keep=True` (tests, the scenario runner): a serving process never grows with history.
@@ -118,31 +120,31 @@ class TraceWriter:
         """Mark `env` (a session) as the one whose turn runs in this task, until the next `enter`."""
         _ENV.set(env)
 
-    def emit(self, type_: str, *, session: str, turn: int, **fields: Any) -> TraceEvent:
-        """Record one event; `task`/`node` are dropped when None. Returns the event."""
+    def emit(self, event: TraceEvent, *, session: str, turn: int, task: str | None = None) -> TraceEvent:
+        """Record one event (its producer's fields, `type` first), stamped: `seq`, `session`,
+        `turn` and `task` when given go in before its own fields; a `node` of None is left out.
+        Returns the event as written."""
         self._seq += 1
-        # the producer's typed event (SessionEnv.emit's), stamped: a TraceEvent once built
-        event: Any = {"seq": self._seq, "type": type_, "session": session, "turn": turn}
-        for key in ("task", "node"):
-            if key in fields:
-                value = fields.pop(key)
-                if value is not None:
-                    event[key] = value
-        event.update(fields)
+        written: Any = {"seq": self._seq, "type": event["type"], "session": session, "turn": turn}
+        if task is not None:
+            written["task"] = task
+        written.update(event)  # `type` keeps its place; `node` comes first of the event's own
+        if "node" in written and written["node"] is None:
+            del written["node"]
         if self.chain is not None:
-            self.chain.seal(event)
+            self.chain.seal(written)
         if self._events is not None:
-            self._events.append(event)
+            self._events.append(written)
         if self._fh:
-            self._lines.append(jsontext.dumps(event))
-            if len(self._lines) >= FLUSH_EVERY or type_ in FLUSH_AT:
+            self._lines.append(jsontext.dumps(written))
+            if len(self._lines) >= FLUSH_EVERY or event["type"] in FLUSH_AT:
                 self._write_lines()
         for listener in self.listeners:
-            listener(event)
+            listener(written)
         for observer in self.observers:
-            observer.event(event)
-        written: TraceEvent = event
-        return written
+            observer.event(written)
+        typed: TraceEvent = written
+        return typed
 
     def flush(self) -> None:
         """A stopping point: every event so far reaches the file (and every registered sink's)."""

@@ -12,16 +12,18 @@ member its `type` names), a consumer takes `TraceEvent` or the member its handle
   required, and every event written carries `seq`, `session` and `turn` (the test checks it).
 - **node**: the events of one node require it (`_OfNode`); `mcp.invoked` and the audit events
   carry it when a node is under way (`_MaybeNode`). A `None` is never written: the key is left out.
+- **Read back** from a file (a JSON line), an event's `type` is a plain string, equal to its
+  `EventName`: `as_event` hands a consumer the line as the event it was written as, or None.
 - Fields the spec leaves open (a tool's `args`, an output's `value`, a business `code`) are `Any`:
   whatever JSON the tool or the model gave.
 """
 # no `from __future__ import annotations`: `__required_keys__` reads NotRequired only from live annotations
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, cast
 
 # typing_extensions: pydantic reads a TypedDict's fields only from its class on Python < 3.12
 from typing_extensions import NotRequired, TypedDict
 
-from skillc.runtime.words.events import EventName
+from skillc.runtime.words.events import EVENT_NAMES, EventName
 from skillc.runtime.words.vocab import EvidenceStatus, NodeKind, NodeStatus, Source, Suspension, TaskStatus
 
 
@@ -302,3 +304,15 @@ reference's table and the tests."""
 
 STAMPS: frozenset[str] = frozenset(_Stamped.__optional_keys__)
 """The keys the writer stamps (the reference's "common" fields, with `node`)."""
+
+
+def as_event(value: object) -> TraceEvent | None:
+    """A value read back from a trace file (a JSON line) as the event it was written as: a JSON
+    object whose `type` is one of `EventName`'s, else None (a line of another kind, or a type this
+    version does not know). Only the `type` is checked, so a reader of a file someone may have
+    edited (replay, audit verify) still checks each field it reads (`.get`, `isinstance`)."""
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if isinstance(kind, str) and kind in EVENT_NAMES:  # a list or an object is no type (nor hashable)
+            return cast(TraceEvent, value)
+    return None

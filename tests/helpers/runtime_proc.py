@@ -35,8 +35,8 @@ async def run(job: dict[str, Any]) -> None:
 
     def on_invoked(tool: str, args: dict[str, Any]) -> None:
         s = session_ref.get("s")
-        trace.emit("mcp.invoked", session=s.id if s else job.get("session", "s1"),
-                   turn=s.env.session.turn if s else 0, tool=tool, args=args)
+        trace.emit({"type": "mcp.invoked", "tool": tool, "args": args}, session=s.id if s else job.get("session", "s1"),
+                   turn=s.env.session.turn if s else 0)
 
     servers = {name: McpServerConfig(**spec) for name, spec in job["servers"].items()}
     model = ScriptedModel()

@@ -87,8 +87,8 @@ def test_keyed_chain_needs_its_key(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                                    capsys: pytest.CaptureFixture[str]) -> None:
     writer = TraceWriter(str(tmp_path / "k.jsonl"), key=b"audit-key")
     for turn in (1, 2):
-        writer.emit("turn.started", session="s9", turn=turn, message="hi")
-        writer.emit("turn.reply", session="s9", turn=turn, text="ok", suspended=False)
+        writer.emit({"type": "turn.started", "message": "hi"}, session="s9", turn=turn)
+        writer.emit({"type": "turn.reply", "text": "ok", "suspended": False}, session="s9", turn=turn)
     writer.close()
     monkeypatch.delenv("SKILLC_AUDIT_KEY", raising=False)
     code, out = _verify(tmp_path / "k.jsonl", capsys)
@@ -129,7 +129,7 @@ def test_streaming_writer_keeps_nothing() -> None:
     writer = TraceWriter()
     seen: list[str] = []
     writer.add_listener(lambda ev: seen.append(ev["type"]))
-    writer.emit("turn.started", session="s1", turn=1, message="hi")
+    writer.emit({"type": "turn.started", "message": "hi"}, session="s1", turn=1)
     assert seen == ["turn.started"]
     with pytest.raises(RuntimeError, match="keep=True"):
         _ = writer.events
@@ -144,8 +144,8 @@ def test_json_verdict_and_a_restarted_chain(tmp_path: Path, capsys: pytest.Captu
     lines = []
     for _ in range(2):  # two processes, one after the other, appending to one log
         writer = TraceWriter(str(tmp_path / "part.jsonl"))
-        writer.emit("turn.started", session="s1", turn=1, message="hi")
-        writer.emit("turn.reply", session="s1", turn=1, text="ok", suspended=False)
+        writer.emit({"type": "turn.started", "message": "hi"}, session="s1", turn=1)
+        writer.emit({"type": "turn.reply", "text": "ok", "suspended": False}, session="s1", turn=1)
         writer.close()
         lines.append((tmp_path / "part.jsonl").read_text(encoding="utf-8"))
     # seq restarts too in a new process: renumber as one log would (seq is hashed, so re-seal)

@@ -95,12 +95,12 @@ def test_appending_numbers_on_after_a_line_cut_short(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     writer = TraceWriter(str(path))
     for turn in (1, 2):
-        writer.emit("turn.started", session="s1", turn=turn, message="hi")
+        writer.emit({"type": "turn.started", "message": "hi"}, session="s1", turn=turn)
     writer.close()
     with open(path, "a", encoding="utf-8") as fh:
         fh.write('{"seq": 3, "type": "turn.rep')  # a crash mid-line
     writer = TraceWriter(str(path), append=True)
-    assert writer.emit("turn.started", session="s1", turn=3, message="again")["seq"] == 3
+    assert writer.emit({"type": "turn.started", "message": "again"}, session="s1", turn=3)["seq"] == 3
     writer.close()
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 4 and json.loads(lines[3])["seq"] == 3  # the cut line stays on its own

@@ -103,7 +103,7 @@ class Watch:
         if caller and caller[0] != rel:
             self.edges.append((caller[0], rel, frame.f_code.co_name))
         if rel == "telemetry/trace.py" and frame.f_code.co_name == "emit":
-            self.writes.append((frame.f_locals["type_"], stack))
+            self.writes.append((frame.f_locals["event"]["type"], stack))
 
 
 def _rel(frame: FrameType) -> str | None:

@@ -169,7 +169,7 @@ async def _reopen_and_settle(compiled: Path, store_path: Path,
 
     def on_invoked(tool: str, args: dict[str, Any]) -> None:
         s = holder["session"].env
-        trace.emit("mcp.invoked", session=s.id, turn=s.session.turn, tool=tool, args=args)
+        trace.emit({"type": "mcp.invoked", "tool": tool, "args": args}, session=s.id, turn=s.session.turn)
 
     # The same server code, in this process this time (a second stdio start would only add a
     # second's start-up); reports_invocations=False: the gateway's on_invoked reports the calls.

@@ -60,8 +60,8 @@ class Run:
 
     def _invoked(self, tool: str, args: dict[str, Any]) -> None:
         s = self.session.env
-        self.trace.emit("mcp.invoked", session=s.id, turn=s.session.turn, task=s.task.id if s.task else None,
-                        tool=tool, args=args)
+        self.trace.emit({"type": "mcp.invoked", "tool": tool, "args": args}, session=s.id, turn=s.session.turn,
+                        task=s.task.id if s.task else None)
 
     async def __aenter__(self) -> Run:
         from skillc.runtime.session import Runtime

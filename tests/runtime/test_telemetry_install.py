@@ -60,7 +60,7 @@ def test_trace_writer_reads_no_environment(monkeypatch: pytest.MonkeyPatch) -> N
                           "SKILLC_AUDIT_KEY": "k"})
     monkeypatch.setattr(os, "environ", environ)
     writer = TraceWriter()
-    writer.emit("turn.started", session="s", turn=1, message="m")
+    writer.emit({"type": "turn.started", "message": "m"}, session="s", turn=1)
     assert writer.observers == [] and writer.chain is not None and not writer.chain.keyed
     assert environ.read == []  # telemetry and the audit key come from whoever opens the runtime
 

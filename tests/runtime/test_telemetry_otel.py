@@ -193,7 +193,7 @@ def test_traceparent_in_mcp_meta() -> None:
 
 def test_off_loads_no_opentelemetry(tmp_path: Path) -> None:
     code = ("import sys\nfrom skillc.runtime.telemetry.trace import TraceWriter\nw = TraceWriter()\n"
-            "w.emit('turn.started', session='s', turn=1, message='m')\n"
+            "w.emit({'type': 'turn.started', 'message': 'm'}, session='s', turn=1)\n"
             "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "SKILLC_TELEMETRY"))}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

@@ -32,17 +32,17 @@ def test_events_wait_for_a_stopping_point(tmp_path: Path) -> None:
     seen: list[str] = []
     writer = TraceWriter(str(path))
     writer.add_listener(lambda e: seen.append(e["type"]))
-    writer.emit("turn.started", session="s1", turn=1, message="hi")
-    writer.emit("node.started", session="s1", turn=1, node="n1")
+    writer.emit({"type": "turn.started", "message": "hi"}, session="s1", turn=1)
+    writer.emit({"type": "node.started", "node": "n1"}, session="s1", turn=1)
     assert path.read_text(encoding="utf-8") == "" and seen == ["turn.started", "node.started"]  # listeners at once
     writer.flush()
     assert [e["type"] for e in _lines(path)] == ["turn.started", "node.started"]
-    writer.emit("mcp.invoked", session="s1", turn=1, tool="ledger_post", args={})  # reaches the outside: at once
+    writer.emit({"type": "mcp.invoked", "tool": "ledger_post", "args": {}}, session="s1", turn=1)  # reaches the outside: at once
     assert [e["type"] for e in _lines(path)][-1] == "mcp.invoked"
     for i in range(FLUSH_EVERY):  # a long stretch without a stopping point is bounded in memory
-        writer.emit("tool.call", session="s1", turn=1, tool="t", i=i)
+        writer.emit({"type": "tool.call", "tool": "t", "i": i}, session="s1", turn=1)
     assert len(_lines(path)) == 3 + FLUSH_EVERY
-    writer.emit("turn.reply", session="s1", turn=1, text="done")
+    writer.emit({"type": "turn.reply", "text": "done"}, session="s1", turn=1)
     writer.close()  # closing writes the rest
     assert _lines(path)[-1]["type"] == "turn.reply"
 
