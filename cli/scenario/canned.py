@@ -42,9 +42,8 @@ from skillc.runtime.mcp.observe import StreamWrapper
 FAULTS = ("timeout", "io", "rpc", "unreachable", "invalid_params", "crash")
 _KINDS = ("json", "text", "error", "fault")
 _TOOL_KEYS = {"name", "title", "description", "input_schema", "responses"}
-_DEFAULT_RESPONSE = ("json", {})  # a tool given no responses answers `{}`
-
 Response = tuple[str, Any]
+_DEFAULT_RESPONSE: Response = ("json", {})  # a tool given no responses answers `{}`
 
 
 @dataclass
@@ -205,10 +204,10 @@ class _FaultInjectingWrite(StreamWrapper):
         import anyio
 
         message = getattr(item, "message", None)
-        if getattr(message, "method", None) == "tools/call":
+        if message is not None and getattr(message, "method", None) == "tools/call":
             name = (message.params or {}).get("name")
             tool = self._conn.state.tools.get(name) if isinstance(name, str) else None
-            if tool is not None:
+            if isinstance(name, str) and tool is not None:
                 response = tool.take()
                 if response == ("fault", "unreachable"):
                     raise anyio.BrokenResourceError(f"canned tool {name!r} is unreachable")

@@ -6,11 +6,12 @@ same traces.
 """
 from __future__ import annotations
 
-from skillc.runtime.words.events import EventName
-
 import json
 from collections import Counter
 from typing import Any
+
+from skillc.runtime.words.event_types import TraceEvent
+from skillc.runtime.words.events import EventName
 
 MISSING: Any = object()
 
@@ -62,7 +63,7 @@ def _show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def closest(expected: dict[str, Any], events: list[dict[str, Any]], after: int = 0) -> dict[str, Any] | None:
+def closest(expected: dict[str, Any], events: list[TraceEvent], after: int = 0) -> TraceEvent | None:
     """The event of the expected type that matches the most of its keys (for a readable report);
     on a tie, the first one at or after index `after` (where the ordered search was looking)."""
     best, score = None, (-1, False)
@@ -75,7 +76,7 @@ def closest(expected: dict[str, Any], events: list[dict[str, Any]], after: int =
     return best
 
 
-def check(scenario: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
+def check(scenario: dict[str, Any], events: list[TraceEvent]) -> list[str]:
     """Every unmet expectation of the scenario, as readable lines."""
     problems: list[str] = []
     last = 0
@@ -114,7 +115,7 @@ def check(scenario: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
                     break
     final = scenario.get("final") or {}
     if "invocations" in final:
-        seen = Counter(ev.get("tool") for ev in events if ev.get("type") == EventName.MCP_INVOKED)
+        seen = Counter(ev["tool"] for ev in events if ev["type"] == EventName.MCP_INVOKED)
         for tool, count in final["invocations"].items():
             if seen.get(tool, 0) != count:
                 problems.append(f"final: {tool} invoked {seen.get(tool, 0)} times, expected {count}")

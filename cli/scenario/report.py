@@ -7,12 +7,14 @@ studio's warnings: a misspelled rule key passes its scenario while its check is 
 """
 from __future__ import annotations
 
-from skillc.runtime.words.events import EventName
-
 import json
 import os
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from skillc.runtime.words.event_types import TraceEvent
+from skillc.runtime.words.events import EventName
 
 if TYPE_CHECKING:
     from skillc.scenario.runner import ScenarioResult
@@ -22,14 +24,15 @@ AROUND = 12  # events of the failing turn shown (a turn of a scenario rarely has
 _FIELDS = ("agent", "skill", "node", "tool", "error", "kind", "state", "status", "via", "reason", "message", "text")
 
 
-def event_line(ev: dict[str, Any]) -> str:
+def event_line(ev: TraceEvent) -> str:
     """`seq 7 tool.call tool=cms_article_create error=APPROVAL_REQUIRED`: one event, one line."""
+    fields: Mapping[str, Any] = ev  # whichever of _FIELDS its type has
     parts = [f"seq {ev.get('seq')} {ev.get('type')}"]
     for key in _FIELDS:
-        if ev.get(key) not in (None, ""):
-            value = ev[key] if isinstance(ev[key], str) else json.dumps(ev[key], ensure_ascii=False, default=str)
+        if fields.get(key) not in (None, ""):
+            value = fields[key] if isinstance(fields[key], str) else json.dumps(fields[key], ensure_ascii=False, default=str)
             parts.append(f"{key}={value[:80] + '…' if len(value) > 80 else value}")
-    if ev.get("type") == EventName.SKILL_REJECTED:
+    if ev["type"] == EventName.SKILL_REJECTED:
         codes = [d.get("code") for d in ev.get("diagnostics") or [] if isinstance(d, dict)]
         parts.append(f"diagnostics={','.join(str(c) for c in codes)}")
     return " ".join(parts)
@@ -85,7 +88,7 @@ def report(result: ScenarioResult, *, verbose: bool = True) -> str:
         lines.append(f"  ! the runtime raised {result.crash}")
     lines += [f"  - {p}" for p in result.problems]
     if not result.ok:
-        errors = [e for e in result.events if e.get("type") == EventName.ERROR]
+        errors = [e for e in result.events if e["type"] == EventName.ERROR]
         lines += [f"  ! turn {e.get('turn')}: runtime error: {e.get('message')}" for e in errors]
         if result.diagnostics:
             lines.append("  the studio's diagnostics:")

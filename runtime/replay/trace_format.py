@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
+from skillc.runtime.words.event_types import McpInvoked, ToolCall, TurnStarted, as_event
 from skillc.runtime.words.events import EventName
 from skillc.runtime.text import jsontext
 from skillc.runtime.words.errors import ErrorName
@@ -68,23 +69,35 @@ def read(path: str, fh: BinaryIO, first: bytes) -> Iterator[Conversation | Unrea
         yield state.conv
 
 
-def _take(state: _Session, event: dict[str, Any]) -> None:
-    kind = event.get("type")
-    if kind == EventName.TURN_STARTED:
-        answer = event.get("answer")
-        if isinstance(event.get("message"), str):
-            state.conv.items.append(UserMessage(event["message"]))
-        elif isinstance(answer, dict) and isinstance(answer.get("decision"), str):
-            state.conv.items.append(UserMessage("", decision=answer["decision"]))
-            state.confirmed = answer["decision"] == Decision.CONFIRM
-    elif kind == EventName.MCP_INVOKED and isinstance(event.get("tool"), str):
-        state.invoked.append(event["tool"])
-    elif kind == EventName.TOOL_CALL and isinstance(event.get("tool"), str):
-        _call(state, event)
+def _take(state: _Session, raw: dict[str, Any]) -> None:
+    """One line of the session: its type's handler (`TAKEN`), if it has one. A trace may have been
+    written by another version or edited: each handler checks the fields it reads."""
+    event = as_event(raw)
+    take = TAKEN.get(event["type"]) if event is not None else None
+    if take is not None:
+        take(state, event)
 
 
-def _call(state: _Session, event: dict[str, Any]) -> None:
-    tool = event["tool"]
+def _turn_started(state: _Session, event: TurnStarted) -> None:
+    answer = event.get("answer")
+    message = event.get("message")
+    if isinstance(message, str):
+        state.conv.items.append(UserMessage(message))
+    elif isinstance(answer, dict) and isinstance(answer.get("decision"), str):
+        state.conv.items.append(UserMessage("", decision=answer["decision"]))
+        state.confirmed = answer["decision"] == Decision.CONFIRM
+
+
+def _mcp_invoked(state: _Session, event: McpInvoked) -> None:
+    tool = event.get("tool")
+    if isinstance(tool, str):
+        state.invoked.append(tool)
+
+
+def _tool_call(state: _Session, event: ToolCall) -> None:
+    tool = event.get("tool")
+    if not isinstance(tool, str):
+        return
     reached = tool in state.invoked
     state.invoked = []
     data, truncated = _data(event.get("message"))
@@ -96,8 +109,8 @@ def _call(state: _Session, event: dict[str, Any]) -> None:
             state.conv.notes.append(TRUNCATED)
         return
     state.batch += 1
-    call = RecordedCall(tool=tool, arguments=event.get("args") if isinstance(event.get("args"), dict) else {},
-                        batch=state.batch)
+    args = event.get("args")
+    call = RecordedCall(tool=tool, arguments=args if isinstance(args, dict) else {}, batch=state.batch)
     if reached or event.get("replayed"):
         _answer(call, event, data)
         if truncated:
@@ -107,7 +120,16 @@ def _call(state: _Session, event: dict[str, Any]) -> None:
     state.conv.items.append(call)
 
 
-def _answer(call: RecordedCall, event: dict[str, Any], data: Any) -> None:
+# keyed by EventName, looked up by the plain strings a file holds; the other types say nothing replay needs
+TAKEN: dict[str, Callable[[_Session, Any], None]] = {
+    EventName.TURN_STARTED: _turn_started,
+    EventName.MCP_INVOKED: _mcp_invoked,
+    EventName.TOOL_CALL: _tool_call,
+}
+"""The event types a recorded conversation is made of, each by its handler."""
+
+
+def _answer(call: RecordedCall, event: ToolCall, data: Any) -> None:
     call.answer, call.pairing = data, Pairing.TRACE
     error = event.get("error")
     # a call failure the gateway reported (timeout, I/O, the tool's own error flag) stays one;

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from skillc.runtime.words.event_types import as_event
 from skillc.runtime.words.events import EventName
 from skillc.runtime.text import border
 from skillc.runtime.text.idtext import ascii_int
@@ -29,14 +30,16 @@ def masked(lines: Iterable[str], studio: Any, after: int = 0) -> Iterator[str]:
     written). A call whose node's skill is unknown gets every skill's sensitive paths for its tool."""
     skills: dict[tuple[Any, Any], str] = {}
     for line in lines:
-        event = json.loads(line)
-        kind = event.get("type")
-        if kind == EventName.TASK_PLANNED:
+        raw = json.loads(line)
+        event = as_event(raw)
+        if event is None:
+            pass  # not an event this version knows: passed on as written
+        elif event["type"] == EventName.TASK_PLANNED:
             for n in event.get("nodes") or []:
                 skills[(event.get("task"), n.get("node"))] = n.get("skill")
-        elif kind == EventName.NODE_STARTED:
+        elif event["type"] == EventName.NODE_STARTED:
             skills[(event.get("task"), event.get("node"))] = event.get("skill")
-        elif kind == EventName.MCP_INVOKED and isinstance(event.get("args"), dict):
+        elif event["type"] == EventName.MCP_INVOKED and isinstance(event.get("args"), dict):
             key = skills.get((event.get("task"), event.get("node")))
             modules = [studio.skills[key]] if key in studio.skills else list(studio.skills.values())
             paths = [a.parts for m in modules for t in [getattr(m, "TOOLS", {}).get(event.get("tool"))]
@@ -44,7 +47,7 @@ def masked(lines: Iterable[str], studio: Any, after: int = 0) -> Iterator[str]:
             if paths:
                 event["args"] = mask_args(event["args"], paths)
                 line = json.dumps(event, ensure_ascii=False) + "\n"
-        if int(event.get("seq") or 0) > after:
+        if int(raw.get("seq") or 0) > after:
             yield line
 
 

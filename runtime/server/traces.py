@@ -58,7 +58,7 @@ class TraceFiles:
                 self._dirty.discard(old_sid)
         self._open[sid] = fh
         fh.write(jsontext.dumps(event) + "\n")
-        if event.get("type") in FLUSH_AT:
+        if event["type"] in FLUSH_AT:
             fh.flush()
         else:
             self._dirty.add(sid)

@@ -11,11 +11,12 @@ belongs to (`trace.current_env()`).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillc.runtime.words.event_types import ToolCall, TraceEvent, TurnReply, TurnStarted, WriteSettled
 from skillc.runtime.words.events import EventName
 from skillc.runtime.telemetry import trace as trace_mod
 from skillc.runtime.telemetry.metrics import REGISTRY, Registry, record_event, tool_label
@@ -82,8 +83,9 @@ class Telemetry:
 
     # ------------------------------------------------------------ trace observer
 
-    def event(self, event: dict[str, Any]) -> None:
-        """One trace event (called by the runtime's TraceWriter after writing it)."""
+    def event(self, event: TraceEvent) -> None:
+        """One trace event (called by the runtime's TraceWriter after writing it): its counters,
+        then its type's timing (`TIMED`, if it has one), then its spans."""
         if not self.on:
             return
         session = str(event.get("session"))
@@ -91,23 +93,30 @@ class Telemetry:
         if state is None:
             state = self._sessions[session] = _Session()
         now = time.perf_counter()
-        kind = event["type"]
         record_event(self.registry, event)
-        if kind == EventName.TURN_STARTED:
-            state.turn_started = now
-            state.boundary = now
-        elif kind == EventName.TOOL_CALL:
-            self.registry.observe("skillc_tool_call_duration_seconds", max(0.0, now - state.boundary),
-                                  tool_label(event))
-            state.boundary = now
-        elif kind == EventName.WRITE_SETTLED:
-            state.boundary = now
-        elif kind == EventName.TURN_REPLY:
-            if state.turn_started is not None:
-                self.registry.observe("skillc_turn_duration_seconds", now - state.turn_started)
-            del self._sessions[session]  # nothing is kept between turns
+        timing = TIMED.get(event["type"])
+        if timing is not None:
+            timing(self, state, event, now)
         if self.spans is not None:
             self.spans.event(event, trace_mod.current_env())
+
+    # ------------------------------------------------------------ one timing per event type
+
+    def _turn_started(self, state: _Session, event: TurnStarted, now: float) -> None:
+        state.turn_started = now
+        state.boundary = now
+
+    def _tool_call(self, state: _Session, event: ToolCall, now: float) -> None:
+        self.registry.observe("skillc_tool_call_duration_seconds", max(0.0, now - state.boundary), tool_label(event))
+        state.boundary = now
+
+    def _write_settled(self, state: _Session, event: WriteSettled, now: float) -> None:
+        state.boundary = now
+
+    def _turn_reply(self, state: _Session, event: TurnReply, now: float) -> None:
+        if state.turn_started is not None:
+            self.registry.observe("skillc_turn_duration_seconds", now - state.turn_started)
+        del self._sessions[str(event.get("session"))]  # nothing is kept between turns
 
     # ------------------------------------------------------------ model and MCP hooks
 
@@ -134,6 +143,16 @@ class Telemetry:
             raise
         finally:
             span.detach()
+
+
+# keyed by EventName, looked up by a plain string too; the other types time nothing
+TIMED: dict[str, Callable[[Telemetry, _Session, Any, float], None]] = {
+    EventName.TURN_STARTED: Telemetry._turn_started,
+    EventName.TOOL_CALL: Telemetry._tool_call,
+    EventName.WRITE_SETTLED: Telemetry._write_settled,
+    EventName.TURN_REPLY: Telemetry._turn_reply,
+}
+"""The event types that start or end a timed stretch (a turn, the time to a tool call), each by its handler."""
 
 
 class ObservedModel:

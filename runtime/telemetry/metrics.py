@@ -19,8 +19,10 @@ from __future__ import annotations
 import math
 import threading
 from bisect import bisect_left
+from collections.abc import Callable
 from typing import Any
 
+from skillc.runtime.words.event_types import AuditApproval, ToolCall, TraceEvent, WriteSettled
 from skillc.runtime.words.events import EventName
 from skillc.runtime.words.errors import ErrorName
 from skillc.runtime.words.vocab import EvidenceStatus
@@ -147,7 +149,7 @@ def render_prometheus() -> str:
     return REGISTRY.render()
 
 
-def tool_outcome(event: dict[str, Any]) -> str:
+def tool_outcome(event: ToolCall) -> str:
     """A tool.call event's outcome label."""
     if event.get("replayed"):
         return "replayed"
@@ -165,7 +167,7 @@ def tool_outcome(event: dict[str, Any]) -> str:
 OTHER_TOOL = "other"
 
 
-def tool_label(event: dict[str, Any]) -> str:
+def tool_label(event: ToolCall) -> str:
     """The `tool` label of a tool.call event: its name when the studio configures it (every call
     but a CATALOG_DENIED one named a tool of the node's catalog or a builtin), else "other". A name
     the model invents never becomes a label: the series stay bounded, and no model-written text
@@ -175,20 +177,39 @@ def tool_label(event: dict[str, Any]) -> str:
     return str(event.get("tool"))
 
 
-def record_event(registry: Registry, event: dict[str, Any]) -> None:
-    """Update the counters an event stands for (latencies are timed by the listener)."""
-    kind = event["type"]
-    if kind == EventName.TOOL_CALL:
-        outcome = tool_outcome(event)
-        registry.add("skillc_tool_calls_total", 1, tool_label(event), outcome)
-        if outcome == "refused":
-            registry.add("skillc_refusals_total", 1, str(event.get("error")), str(event.get("code")))
-    elif kind == EventName.AUDIT_APPROVAL:
-        if event.get("decision") == "REQUESTED":
-            registry.add("skillc_approvals_pending", 1)
-        else:
-            registry.add("skillc_approvals_pending", -1)
-            registry.add("skillc_approvals_decided_total", 1, str(event.get("decision")))
-    elif kind == EventName.WRITE_SETTLED:
-        registry.add("skillc_writes_settled_total", 1, str(event.get("status")),
-                     ROUTES.get(str(event.get("via")), str(event.get("via"))))
+def record_event(registry: Registry, event: TraceEvent) -> None:
+    """Update the counters an event stands for (latencies are timed by the listener): its type's
+    handler in `COUNTED`, if it has one."""
+    count = COUNTED.get(event["type"])
+    if count is not None:
+        count(registry, event)
+
+
+# fields read with .get: record_event also counts partial events (tests/runtime/test_telemetry_metrics.py)
+def _tool_call(registry: Registry, event: ToolCall) -> None:
+    outcome = tool_outcome(event)
+    registry.add("skillc_tool_calls_total", 1, tool_label(event), outcome)
+    if outcome == "refused":
+        registry.add("skillc_refusals_total", 1, str(event.get("error")), str(event.get("code")))
+
+
+def _audit_approval(registry: Registry, event: AuditApproval) -> None:
+    if event.get("decision") == "REQUESTED":
+        registry.add("skillc_approvals_pending", 1)
+    else:
+        registry.add("skillc_approvals_pending", -1)
+        registry.add("skillc_approvals_decided_total", 1, str(event.get("decision")))
+
+
+def _write_settled(registry: Registry, event: WriteSettled) -> None:
+    registry.add("skillc_writes_settled_total", 1, str(event.get("status")),
+                 ROUTES.get(str(event.get("via")), str(event.get("via"))))
+
+
+# keyed by EventName, looked up by a plain string too; the other types count nothing
+COUNTED: dict[str, Callable[[Registry, Any], None]] = {
+    EventName.TOOL_CALL: _tool_call,
+    EventName.AUDIT_APPROVAL: _audit_approval,
+    EventName.WRITE_SETTLED: _write_settled,
+}
+"""The event types the counters stand for, each by its handler."""

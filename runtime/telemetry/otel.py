@@ -22,11 +22,15 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from opentelemetry import trace as ot
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from skillc.runtime.words.event_types import (AgentRouted, AuditApproval, Error, NodeFinished, NodeResumed, NodeStarted,
+                                              NodeSuspended, SkillRejected, TaskFinished, TaskPlanned, ToolCall,
+                                              TraceEvent, TurnReply, WriteSettled)
 from skillc.runtime.words.events import EventName
 from skillc.runtime.telemetry.metrics import tool_outcome
 from skillc.runtime.telemetry.otel_calls import ChatSpan, ToolSpan, client_span, model_attributes
@@ -94,7 +98,7 @@ class Spans:
                               start=st.started)
         return st.task
 
-    def _node(self, st: _Turn, event: dict[str, Any], env: Any, start: int | None = None) -> Any:
+    def _node(self, st: _Turn, event: Mapping[str, Any], env: Any, start: int | None = None) -> Any:
         nid = event.get("node")
         if nid is None:
             return self._task(st, event["session"], event.get("task"))
@@ -132,13 +136,13 @@ class Spans:
 
     # ------------------------------------------------------------ events
 
-    def event(self, event: dict[str, Any], env: Any) -> None:
-        """Advance the session's span tree by one trace event."""
+    def event(self, event: TraceEvent, env: Any) -> None:
+        """Advance the session's span tree by one trace event: a `turn.started` opens the turn's
+        tree, every other event of a turn goes to its type's handler (`HANDLERS`, if it has one)."""
         session = str(event["session"])
-        kind = event["type"]
         now = time.time_ns()
         st = self._turns.get(session)
-        if kind == EventName.TURN_STARTED:
+        if event["type"] == EventName.TURN_STARTED:
             if st is not None:
                 self._end_turn(st)
             # no explicit parent: the current context's span is the parent (a caller's trace
@@ -151,16 +155,16 @@ class Spans:
             return
         if st is None:
             return  # an event outside a turn (a test writing events by hand)
-        if kind != EventName.WRITE_SETTLED and kind != EventName.AUDIT_SETTLEMENT and kind != EventName.MCP_INVOKED:
+        if event["type"] not in KEEP_TOOL_OPEN:
             self._close_tool(st)
-        handler = getattr(self, "_on_" + kind.replace(".", "_"), None)
+        handler = HANDLERS.get(event["type"])
         if handler is not None:
-            handler(st, event, env, now)
+            handler(self, st, event, env, now)
 
-    def _on_skill_rejected(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_skill_rejected(self, st: _Turn, event: SkillRejected, env: Any, now: int) -> None:
         st.turn.add_event("skillc.skill_rejected", {"skillc.skill": str(event.get("skill"))})
 
-    def _on_agent_routed(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_agent_routed(self, st: _Turn, event: AgentRouted, env: Any, now: int) -> None:
         st.agent = str(event.get("agent"))
         task = self._task(st, event["session"], event.get("task"), st.agent)
         task.update_name(f"invoke_workflow {st.agent}")
@@ -168,14 +172,14 @@ class Spans:
         task.set_attribute("skillc.route.via", str(event.get("via")))
         self._plan(st, event)
 
-    def _plan(self, st: _Turn, event: dict[str, Any]) -> Any:
+    def _plan(self, st: _Turn, event: Mapping[str, Any]) -> Any:
         if st.plan is None:
             parent = self._task(st, event["session"], event.get("task"))
             st.plan = self._start("plan", parent, {"gen_ai.operation.name": "plan",
                                                    "gen_ai.conversation.id": event["session"]}, start=st.started)
         return st.plan
 
-    def _on_task_planned(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_task_planned(self, st: _Turn, event: TaskPlanned, env: Any, now: int) -> None:
         plan = self._plan(st, event)
         plan.set_attribute("skillc.plan.via", str(event.get("via")))
         plan.set_attribute("skillc.plan.nodes", [str(n.get("node")) for n in event.get("nodes") or []])
@@ -183,7 +187,7 @@ class Spans:
         st.plan = None
         st.boundary = now
 
-    def _on_task_finished(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_task_finished(self, st: _Turn, event: TaskFinished, env: Any, now: int) -> None:
         state = str(event.get("state"))
         if st.plan is not None:  # planning failed (docs/interpretations.md: Planning failure)
             st.plan.set_attribute("error.type", str(event.get("reason")))
@@ -202,13 +206,12 @@ class Spans:
             task.end()
             st.task = None
 
-    def _on_node_started(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_node_started(self, st: _Turn, event: NodeStarted | NodeResumed, env: Any, now: int) -> None:
         self._node(st, event, env, start=now)
         st.boundary = now
 
-    _on_node_resumed = _on_node_started
 
-    def _on_node_finished(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_node_finished(self, st: _Turn, event: NodeFinished, env: Any, now: int) -> None:
         span = self._node(st, event, env)
         state = str(event.get("state"))
         span.set_attribute("skillc.node.state", state)
@@ -218,11 +221,11 @@ class Spans:
         span.end()
         st.nodes.pop(str(event.get("node")), None)
 
-    def _on_node_suspended(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_node_suspended(self, st: _Turn, event: NodeSuspended, env: Any, now: int) -> None:
         # left open: its audit.approval follows, and the turn's end closes it
         self._node(st, event, env).set_attribute("skillc.node.suspended", str(event.get("kind")))
 
-    def _on_audit_approval(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_audit_approval(self, st: _Turn, event: AuditApproval, env: Any, now: int) -> None:
         span = self._node(st, event, env)
         approval, decision = str(event.get("approval")), str(event.get("decision"))
         span.set_attribute("skillc.approval.id", approval)
@@ -230,7 +233,7 @@ class Spans:
         span.add_event("skillc.approval", {"skillc.approval.id": approval, "skillc.approval.decision": decision})
         st.approvals[str(event.get("node"))] = (approval, decision)
 
-    def _on_tool_call(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_tool_call(self, st: _Turn, event: ToolCall, env: Any, now: int) -> None:
         tool = str(event.get("tool"))
         builtin = bool(event.get("builtin"))
         span = st.tool if st.tool is not None and st.tool_name == tool else None
@@ -252,12 +255,13 @@ class Spans:
             span.set_attribute("skillc.error.code", str(event.get("code")))
             if outcome == "refused":
                 span.set_attribute("skillc.refusal.code", str(event.get("error")))
-        for key in ("evidence", "status"):
-            if event.get(key) is not None:
-                span.set_attribute(f"skillc.evidence.{'id' if key == 'evidence' else key}", str(event[key]))
-        for key in ("business_ok", "replayed", "empty"):
-            if isinstance(event.get(key), bool):
-                span.set_attribute(f"skillc.{key}", event[key])
+        for attribute, value in (("skillc.evidence.id", event.get("evidence")), ("skillc.evidence.status", event.get("status"))):
+            if value is not None:
+                span.set_attribute(attribute, str(value))
+        for key, flag in (("business_ok", event.get("business_ok")), ("replayed", event.get("replayed")),
+                          ("empty", event.get("empty"))):
+            if isinstance(flag, bool):
+                span.set_attribute(f"skillc.{key}", flag)
         evidence = getattr(env, "evidence", {}).get(event.get("evidence")) if env is not None else None
         if evidence is not None and getattr(evidence, "idem_key", None):
             span.set_attribute("skillc.idempotency_key.digest", _digest(evidence.idem_key))
@@ -271,7 +275,7 @@ class Spans:
         st.closing = (span, now, tool)
         st.boundary = now
 
-    def _on_write_settled(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_write_settled(self, st: _Turn, event: WriteSettled, env: Any, now: int) -> None:
         attrs = {"skillc.settlement.status": str(event.get("status")), "skillc.settlement.via": str(event.get("via")),
                  "skillc.settlement.evidence": str(event.get("evidence"))}
         if st.closing is not None and st.closing[2] == event.get("tool"):
@@ -284,11 +288,11 @@ class Spans:
             self._node(st, event, env).add_event("skillc.write_settled", attrs)
         st.boundary = now
 
-    def _on_error(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_error(self, st: _Turn, event: Error, env: Any, now: int) -> None:
         st.turn.set_attribute("error.type", "skillc.error")
         st.turn.set_status(Status(StatusCode.ERROR))
 
-    def _on_turn_reply(self, st: _Turn, event: dict[str, Any], env: Any, now: int) -> None:
+    def _on_turn_reply(self, st: _Turn, event: TurnReply, env: Any, now: int) -> None:
         st.turn.set_attribute("skillc.turn.suspended", bool(event.get("suspended")))
         if st.task is not None:
             st.task.set_attribute("skillc.task.state", str(TaskStatus.SUSPENDED if event.get("suspended") else TaskStatus.RUNNING))
@@ -338,7 +342,40 @@ class Spans:
         return ToolSpan(st, span, client_span(self.tracer, self.provider, span, tool, server), tool)
 
 
-def _tool_attrs(event: dict[str, Any], tool: str, builtin: bool) -> dict[str, Any]:
+# keyed by EventName, looked up by a plain string too (turn.started opens the tree in `event`); a
+# test keeps every type in HANDLERS or NOT_SPANNED
+HANDLERS: dict[str, Callable[[Spans, _Turn, Any, Any, int], None]] = {
+    EventName.SKILL_REJECTED: Spans._on_skill_rejected,
+    EventName.AGENT_ROUTED: Spans._on_agent_routed,
+    EventName.TASK_PLANNED: Spans._on_task_planned,
+    EventName.NODE_STARTED: Spans._on_node_started,
+    EventName.NODE_RESUMED: Spans._on_node_started,
+    EventName.NODE_SUSPENDED: Spans._on_node_suspended,
+    EventName.AUDIT_APPROVAL: Spans._on_audit_approval,
+    EventName.TOOL_CALL: Spans._on_tool_call,
+    EventName.WRITE_SETTLED: Spans._on_write_settled,
+    EventName.NODE_FINISHED: Spans._on_node_finished,
+    EventName.TASK_FINISHED: Spans._on_task_finished,
+    EventName.ERROR: Spans._on_error,
+    EventName.TURN_REPLY: Spans._on_turn_reply,
+}
+"""The event types that shape a turn's spans, each by its handler."""
+
+NOT_SPANNED: frozenset[EventName] = frozenset({
+    EventName.TURN_STARTED,  # opens the turn's tree, in `Spans.event`
+    EventName.STUDIO_STALE, EventName.TURN_REPLAYED, EventName.NODE_SKIPPED, EventName.OUTPUT_SET,
+    EventName.MCP_INVOKED,  # its execute_tool span is the call hook's (`tool_started`)
+    EventName.AUDIT_SETTLEMENT,  # write.settled already set the settlement's attributes
+})
+"""The event types with no handler of their own."""
+
+KEEP_TOOL_OPEN: frozenset[EventName] = frozenset({EventName.WRITE_SETTLED, EventName.AUDIT_SETTLEMENT,
+                                                  EventName.MCP_INVOKED})
+"""The events that may still belong to the execute_tool span just closed (its settlement, the
+next call's invocation); any other event ends it first."""
+
+
+def _tool_attrs(event: ToolCall, tool: str, builtin: bool) -> dict[str, Any]:
     return {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
             "gen_ai.tool.type": "function" if builtin else "extension",
             "gen_ai.conversation.id": str(event["session"]), "skillc.tool.builtin": builtin}
