@@ -4,13 +4,14 @@ event with an undeclared key or a field of the wrong type (tests/helpers/trace_e
 every scenario's trace goes through in tests/test_scenarios.py)."""
 from __future__ import annotations
 
+import json
 import re
 import typing
 from pathlib import Path
 
 import skillc.runtime
 from helpers.trace_events import problems
-from skillc.runtime.words.event_types import EVENT_TYPES, STAMPS, TraceEvent
+from skillc.runtime.words.event_types import EVENT_TYPES, STAMPS, TraceEvent, as_event
 from skillc.runtime.words.events import EventName
 
 ROOT = Path(skillc.runtime.__file__).parent.parent
@@ -69,3 +70,16 @@ def test_an_undeclared_key_a_wrong_type_or_a_missing_field_fails() -> None:
     assert problems([{k: v for k, v in GOOD.items() if k != "evidence"}])  # required
     assert problems([{k: v for k, v in GOOD.items() if k != "seq"}])  # stamped on every event
     assert problems([{**GOOD, "type": "write.unsettled"}])  # no such event
+
+
+def test_a_line_read_back_is_an_event_only_with_a_known_type() -> None:
+    line = json_roundtrip(GOOD)
+    assert as_event(line) is line  # the same dict: nothing is copied or converted
+    assert as_event({**GOOD, "type": "write.unsettled"}) is None  # a type this version does not know
+    assert as_event({**GOOD, "type": ["write.settled"]}) is None  # not a type at all (nor hashable)
+    assert as_event({k: v for k, v in GOOD.items() if k != "type"}) is None
+    assert as_event([GOOD]) is None and as_event("write.settled") is None
+
+
+def json_roundtrip(event: dict[str, object]) -> object:
+    return json.loads(json.dumps(event))
