@@ -5,6 +5,7 @@ hold in their head."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -95,3 +96,32 @@ def test_rooms_import_one_way() -> None:
 def test_every_folder_says_what_it_is_for() -> None:
     for init in sorted(ROOT.glob("*/__init__.py")):
         assert ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))), init.relative_to(ROOT)
+
+
+ARCHITECTURE = ROOT.parents[0] / "docs" / "ARCHITECTURE.md"
+
+
+def _drawn() -> tuple[list[str], dict[str, set[str]]]:
+    """docs/ARCHITECTURE.md's room order (the drawing under "Rooms of the runtime") and its table of
+    every import between rooms."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("## Rooms of the runtime", 1)[1].split("\n## ", 1)[0]
+    drawing = section.split("```", 2)[1]
+    order = [word.rstrip("/") for word in re.findall(r"[a-z_]+/", drawing)]
+    table: dict[str, set[str]] = {}
+    for row in re.findall(r"^\| `([a-z_]+)/` \| (.*) \|$", section, re.M):
+        table[row[0]] = set(re.findall(r"`([a-z_]+)/`", row[1]))
+    return order, table
+
+
+def test_the_architecture_draws_every_import_between_rooms_and_no_other() -> None:
+    order, table = _drawn()
+    rooms = room_graph()
+    assert set(order) == set(rooms.nodes) == set(table), (order, sorted(rooms.nodes), sorted(table))
+    real = {(a, b) for a, b in rooms.edges}
+    drawn = {(a, b) for a, outs in table.items() for b in outs}
+    assert not drawn - real, f"drawn in docs/ARCHITECTURE.md but imported by nothing: {sorted(drawn - real)}"
+    missing = {edge: rooms.edges[edge]["made_by"][:3] for edge in real - drawn}
+    assert not missing, f"imports docs/ARCHITECTURE.md's table of rooms does not draw: {missing}"
+    backwards = [(a, b) for a, b in real if order.index(b) <= order.index(a)]
+    assert not backwards, f"rooms importing one before them in the drawn order: {backwards}"
