@@ -43,8 +43,10 @@ HIGHER_IS_BETTER = ("per second", "turns/s", "faster")
 CELL = re.compile(r"^(?P<value>-?\d[\d,]*(?:\.\d+)?)(?:\s*\([^)]*\))?$")
 UNIT = re.compile(r"^(?P<name>.*?)\s+(?P<unit>µs|ms|s|%|KiB|MiB|x)$")
 # A sentence of figures: "added CPU per tool call (how): 2.10 (2.07-2.39) ms" or
-# "mean turn: in-process 2.66 ms, served 9.00 ms" (a name before each value, a unit after it).
-SENTENCE = re.compile(r"^(?P<label>[^\s(][^:]*?)(?:\s+\([^:]*\))?:\s+(?P<rest>.*)$")
+# "mean turn: in-process 2.66 ms, served 9.00 ms" (a name before each value, a unit after it). The
+# parenthesis may hold a colon ("(sequential, paired turns: served − in-process, …)") and one
+# level of parentheses: the label ends at the first colon outside them.
+SENTENCE = re.compile(r"^(?P<label>[^\s(][^:(]*?)(?:\s+\((?:[^()]|\([^()]*\))*\))?:\s+(?P<rest>.*)$")
 FIGURE = re.compile(r"(?:^|,\s+)(?:(?P<name>[A-Za-z][\w-]*)\s+)?(?P<value>-?\d[\d,]*(?:\.\d+)?)"
                     r"(?:\s+\([^)]*\))?\s+(?P<unit>µs|ms|s)\b")
 

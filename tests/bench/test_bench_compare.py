@@ -90,8 +90,9 @@ sessions | side       |                turns/s |                 p50 ms |       
        1 | served     |    102.75 (96.37-103.90) |       7.80 (7.65-8.75) |    15.96 (14.38-18.57)
        8 | served     |    107.51 (99.85-108.25) |    16.78 (16.52-17.01) |    28.95 (28.09-35.75)
 
-added latency per tool call (sequential, served − in-process, / 2, per round): p50 2.67 (2.54-3.21) ms, p99 4.44 (3.85-5.99) ms (target p50 <= 1 ms)
+added latency per tool call (sequential, paired turns: served − in-process, / 2, per round): p50 2.67 (2.54-3.21) ms, p99 4.44 (3.85-5.99) ms (target p50 <= 1 ms)
 added CPU per tool call (sequential, the server process's CPU per turn − the in-process turn's, / 2, per round): 2.10 (2.07-2.39) ms
+client CPU per served turn (lean client, this process's CPU during the served turns of the sequential row, per round): 0.35 (0.33-0.36) ms
 mean turn: in-process 2.66 ms, served 9.00 ms
 """
 
@@ -108,6 +109,7 @@ def test_serve_table_and_sentences_are_read_by_label() -> None:
         "sessions 8, served: p99": (28.95, "ms"),
         "added latency per tool call: p50": (2.67, "ms"), "added latency per tool call: p99": (4.44, "ms"),
         "added CPU per tool call": (2.10, "ms"),
+        "client CPU per served turn": (0.35, "ms"),
         "mean turn: in-process": (2.66, "ms"), "mean turn: served": (9.00, "ms"),
     }
     # turns per second is better higher, a latency lower
@@ -119,4 +121,5 @@ def test_serve_rows_come_out_of_the_real_script_format() -> None:
     """The labels above are what bench/serve.py's own print statements produce (no drift)."""
     source = (_PATH.parent / "serve.py").read_text(encoding="utf-8")
     assert "{'sessions':>8} | {'side':<10} | {'turns/s':>22} | {'p50 ms':>22} | {'p99 ms':>22}" in source
-    assert "added latency per tool call (sequential" in source and "mean turn: in-process" in source
+    assert "added latency per tool call (sequential, paired turns: served − in-process" in source
+    assert "mean turn: in-process" in source and "client CPU per served turn (" in source
