@@ -9,6 +9,9 @@ session: 1 business call + 1 builtin call per turn.
 - in-process: `Runtime.open_session` + `Session.send`, N sessions at a time in one event loop.
 - served: a `skillc serve` app in a child process (uvicorn on 127.0.0.1), driven over loopback by N
   concurrent clients that sign every request (HMAC) and read the AG-UI stream to RUN_FINISHED.
+  The client is a lean HTTP/1.1 one on asyncio streams (`LoopbackHttp`), so the figure is the
+  server's: httpx costs about 1.2 ms more CPU per turn than it, as much as the server adds
+  (`--client httpx` measures with it). The client's CPU per served turn is printed too.
 
 Added latency per tool call = (served turn latency − in-process turn latency) / tool calls per
 turn, from the sequential rows (N=1, so queueing does not count as overhead), where the two sides
@@ -20,7 +23,7 @@ turns are not counted (a cold first turn once made the in-process p99 larger tha
 one). The concurrent rows (N>1) run the sides one after the other, alternating over `--rounds`
 rounds. Rows give the median of the rounds and its spread (min-max).
 
-    python bench/serve.py [--sessions 8] [--turns 80] [--rounds 3] [--time-limit 60]
+    python bench/serve.py [--sessions 8] [--turns 80] [--rounds 3] [--time-limit 60] [--client lean|httpx]
 """
 from __future__ import annotations
 
@@ -178,21 +181,110 @@ def child(port: int, tmp: str, compiled: str) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
-@contextlib.asynccontextmanager
-async def served_side(url: str, concurrency: int, tag: str) -> AsyncIterator[Callable[[Any], Awaitable[float]]]:
-    """An HTTP client of the served child and its turn: `turn(i)` posts a signed run of a new
-    thread `sv{tag}-{i}`, reads the AG-UI stream to its end and returns the seconds it took."""
-    import httpx
+class LoopbackHttp:
+    """A lean HTTP/1.1 client of the loopback server: one keep-alive connection on asyncio
+    streams, a request written in one write, the response read as it comes (chunked or with a
+    length). It does the least a client must, so the served figure counts the server's work and
+    not a client library's (httpx spends about 1.2 ms of CPU per turn here, as much as the
+    server adds; `--client httpx` measures with it)."""
 
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self._conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        """POST `body`, read the whole response: (status, body, de-chunked)."""
+        if self._conn is None:
+            self._conn = await asyncio.open_connection(self.host, self.port)
+        reader, writer = self._conn
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{head}"
+                     f"Content-Length: {len(body)}\r\n\r\n".encode("latin-1") + body)
+        status_line, *lines = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines if line)}
+        if fields.get("transfer-encoding", "").lower() == "chunked":
+            chunks = []
+            while size := int((await reader.readuntil(b"\r\n"))[:-2].split(b";")[0], 16):
+                chunks.append((await reader.readexactly(size + 2))[:-2])
+            await reader.readuntil(b"\r\n")  # the empty trailer
+            data = b"".join(chunks)
+        else:
+            data = await reader.readexactly(int(fields.get("content-length", "0")))
+        if fields.get("connection", "").lower() == "close":
+            await self.aclose()
+        return int(status_line.split()[1]), data
+
+    async def aclose(self) -> None:
+        """Close the connection (the next request opens another)."""
+        if self._conn is not None:
+            self._conn[1].close()
+            with contextlib.suppress(OSError):
+                await self._conn[1].wait_closed()
+            self._conn = None
+
+
+def run_body(tag: str, i: Any) -> bytes:
+    """The signed POST /agui body of turn `i`: a new thread and run."""
+    return json.dumps({"threadId": f"sv{tag}-{i}", "runId": f"run{tag}-{i}",
+                       "messages": [{"id": "m1", "role": "user", "content": "Create an article"}]}).encode()
+
+
+def last_event(stream: bytes) -> str:
+    """The last `data:` line of an SSE body (with what follows it)."""
+    return stream[stream.rfind(b"\ndata: ", 0, len(stream) - 2) + 1:].decode()
+
+
+def check_finished(last: str) -> None:
+    """The stream's last event is RUN_FINISHED with the follow-up question's interrupt."""
+    assert '"RUN_FINISHED"' in last and '"interrupt"' in last, last[:200]
+
+
+@contextlib.asynccontextmanager
+async def served_side(url: str, concurrency: int, tag: str,
+                      client: str = "lean") -> AsyncIterator[Callable[[Any], Awaitable[float]]]:
+    """An HTTP client of the served child and its turn: `turn(i)` posts a signed run of a new
+    thread `sv{tag}-{i}`, reads the AG-UI stream to its end and returns the seconds it took.
+    `client`: "lean" (LoopbackHttp, one connection per concurrent turn) or "httpx"."""
     from skillc.runtime.server.auth import sign_request
+
+    def signed(i: Any) -> tuple[bytes, dict[str, str]]:
+        body = run_body(tag, i)
+        return body, {**sign_request(SECRET, "POST", "/agui", body, PLATFORM), "Content-Type": "application/json"}
+
+    if client == "lean":
+        host, _, port = url.removeprefix("http://").partition(":")
+        idle = [LoopbackHttp(host, int(port)) for _ in range(concurrency)]
+
+        async def lean_turn(i: Any) -> float:
+            body, headers = signed(i)
+            conn = idle.pop()
+            try:
+                t0 = time.perf_counter()
+                status, data = await conn.post("/agui", body, headers)
+                last = last_event(data)
+                took = time.perf_counter() - t0
+            finally:
+                idle.append(conn)
+            assert status == 200, data[:300]
+            check_finished(last)
+            return took
+
+        try:
+            for w in range(WARMUP):
+                await lean_turn(f"warm{w}")
+            yield lean_turn
+        finally:
+            for conn in idle:
+                await conn.aclose()
+        return
+
+    import httpx
 
     limits = httpx.Limits(max_connections=concurrency + 2)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
 
         async def turn(i: Any) -> float:
-            body = json.dumps({"threadId": f"sv{tag}-{i}", "runId": f"run{tag}-{i}",
-                               "messages": [{"id": "m1", "role": "user", "content": "Create an article"}]}).encode()
-            headers = {**sign_request(SECRET, "POST", "/agui", body, PLATFORM), "Content-Type": "application/json"}
+            body, headers = signed(i)
             t0 = time.perf_counter()
             last = ""
             async with http.stream("POST", "/agui", content=body, headers=headers) as resp:
@@ -200,8 +292,9 @@ async def served_side(url: str, concurrency: int, tag: str) -> AsyncIterator[Cal
                 async for line in resp.aiter_lines():
                     if line.startswith("data: "):
                         last = line
-            assert '"RUN_FINISHED"' in last and '"interrupt"' in last, last[:200]
-            return time.perf_counter() - t0
+            took = time.perf_counter() - t0
+            check_finished(last)
+            return took
 
         for w in range(WARMUP):
             await turn(f"warm{w}")
@@ -209,12 +302,12 @@ async def served_side(url: str, concurrency: int, tag: str) -> AsyncIterator[Cal
 
 
 async def served(url: str, concurrency: int, turns: int, deadline: float, tag: str,
-                 pid: int) -> tuple[list[float], float]:
+                 pid: int, client: str) -> tuple[list[float], float]:
     """Per-turn latencies over loopback (signed POST /agui, the stream read to its end) and the
     server process's CPU seconds over the counted turns."""
     latencies: list[float] = []
     queue = iter(range(turns))
-    async with served_side(url, concurrency, tag) as turn:
+    async with served_side(url, concurrency, tag, client) as turn:
 
         async def worker() -> None:
             for i in queue:
@@ -232,15 +325,15 @@ Side = tuple[list[float], float, float]  # (latencies, wall seconds, CPU seconds
 
 
 async def paired(tmp: Path, compiled: Path, url: str, turns: int, deadline: float, tag: str, pid: int,
-                 served_first: bool) -> tuple[Side, Side]:
+                 served_first: bool, client: str) -> tuple[Side, Side, float]:
     """The sequential row: the two sides take turns one by one in this event loop (in-process turn
     i and served turn i back to back, `served_first` says which goes first). Each side's CPU is
     counted over its own turns only: this process's for the in-process turns, the server's for
-    the served ones (the client's work is this process's and is not counted)."""
+    the served ones; the client's (this process's during the served turns) is the third value."""
     inproc: list[float] = []
     over: list[float] = []
-    cpu_in = cpu_over = 0.0
-    async with in_process_side(tmp, compiled, tag) as in_turn, served_side(url, 1, tag) as served_turn:
+    cpu_in = cpu_over = cpu_client = 0.0
+    async with in_process_side(tmp, compiled, tag) as in_turn, served_side(url, 1, tag, client) as served_turn:
         for i in range(turns):
             if time.monotonic() > deadline:
                 break
@@ -250,10 +343,11 @@ async def paired(tmp: Path, compiled: Path, url: str, turns: int, deadline: floa
                     inproc.append(await in_turn(i))
                     cpu_in += time.process_time() - c0
                 else:
-                    c0 = cpu_seconds(pid)
+                    c0, own = cpu_seconds(pid), time.process_time()
                     over.append(await served_turn(i))
                     cpu_over += cpu_seconds(pid) - c0
-    return (inproc, sum(inproc), cpu_in), (over, sum(over), cpu_over)
+                    cpu_client += time.process_time() - own
+    return (inproc, sum(inproc), cpu_in), (over, sum(over), cpu_over), cpu_client
 
 
 def free_port() -> int:
@@ -290,6 +384,8 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=80, help="turns per measurement (default 80)")
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of both sides (default 3)")
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per measurement at most")
+    ap.add_argument("--client", choices=("lean", "httpx"), default="lean",
+                    help="the served side's HTTP client: lean (asyncio streams, the default) or httpx")
     ap.add_argument("--child", nargs=3, metavar=("PORT", "TMP", "COMPILED"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -305,6 +401,7 @@ def main() -> int:
     rounds = max(1, args.rounds)
     # results[n][side] = one (latencies, wall, CPU seconds) per round
     results: dict[int, dict[str, list[Side]]] = {}
+    client_cpu: list[float] = []  # the client's CPU seconds per served turn of the sequential row, per round
     try:
         wait_ready(url, proc)
         for r in range(rounds):
@@ -313,8 +410,9 @@ def main() -> int:
                 tag = f"{n}-{r}"
                 t0 = time.monotonic()
                 if n == 1:  # turn by turn, paired
-                    inside, outside = asyncio.run(paired(tmp, compiled, url, args.turns, t0 + args.time_limit, tag,
-                                                         proc.pid, served_first=r % 2 == 1))
+                    inside, outside, own = asyncio.run(paired(tmp, compiled, url, args.turns, t0 + args.time_limit,
+                                                              tag, proc.pid, r % 2 == 1, args.client))
+                    client_cpu.append(own / max(len(outside[0]), 1))
                     sides["in-process"].append(inside)
                     sides["served"].append(outside)
                     continue
@@ -324,14 +422,16 @@ def main() -> int:
                     if side == "in-process":
                         sides[side].append(asyncio.run(in_process(tmp, compiled, n, args.turns, t0 + args.time_limit, tag)))
                     else:
-                        lat, cpu = asyncio.run(served(url, n, args.turns, t0 + args.time_limit, tag, proc.pid))
+                        lat, cpu = asyncio.run(served(url, n, args.turns, t0 + args.time_limit, tag, proc.pid,
+                                                      args.client))
                         sides[side].append((lat, time.monotonic() - t0, cpu))
     finally:
         proc.terminate()
         proc.wait(30)
     print(f"skillc serve vs in-process API: {args.turns} turns per row and round (new session each; "
           f"{CALLS_PER_TURN} tool calls per turn, {WARMUP} warm-up turns uncounted), example studio, "
-          f"in-process demo CMS, instant model; median (min-max) of {rounds} alternating rounds\n")
+          f"in-process demo CMS, instant model, {args.client} HTTP client; median (min-max) of {rounds} "
+          f"alternating rounds\n")
     print(f"{'sessions':>8} | {'side':<10} | {'turns/s':>22} | {'p50 ms':>22} | {'p99 ms':>22}")
     print("-" * 98)
 
@@ -356,6 +456,10 @@ def main() -> int:
           f"p50 {cell(add50).strip()} ms, p99 {cell(add99).strip()} ms (target p50 <= 1 ms)")
     print(f"added CPU per tool call (sequential, the server process's CPU per turn − the in-process turn's, "
           f"/ {CALLS_PER_TURN}, per round): {cell(add_cpu).strip()} ms")
+    # the client's own work is in the added latency (it runs between the server's writes and the
+    # turn's end): a client library's cost would be counted as the server's
+    print(f"client CPU per served turn ({args.client} client, this process's CPU during the served turns of "
+          f"the sequential row, per round): {cell([c * 1000 for c in client_cpu]).strip()} ms")
     inproc = [x for lat, _, _ in seq["in-process"] for x in lat]
     over = [x for lat, _, _ in seq["served"] for x in lat]
     print(f"mean turn: in-process {statistics.mean(inproc) * 1000:.2f} ms, served {statistics.mean(over) * 1000:.2f} ms")
