@@ -4,7 +4,8 @@ Every write wakes the client, and on loopback a woken client takes the core from
 served turn that went out as seven writes (the headers, five batches, the end) waited for its
 client seven times. Here a batch waits for the run a moment (`runs.LINGER`, or until it ends),
 the headers go with the first batch, and a run that ends within the linger goes out as the
-headers, one batch and the end, back to back. The reply's acknowledgement (a store write) comes
+headers and one body with its length (`content-length`: the server writes no chunked end after
+it, one write fewer, and the client reads a length, not chunks). The reply's acknowledgement (a store write) comes
 after the end of the response, so the client does not wait for it; the server orders it before
 the session's next run (`ServerContext.start_run`).
 
@@ -49,18 +50,19 @@ class RunStream(Response):
             async for first, batch in run.follow(self.start, idle=self.keepalive, linger=self.linger):
                 if gone.done():
                     return  # the client went away: the run goes on, nothing is acknowledged
-                if not started:
-                    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-                    started = True
                 frames = sse_frames(first, batch).encode()
                 if run.done and first + len(batch) == len(run.events):
                     last = frames
                     break
+                if not started:
+                    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+                    started = True
                 await send({"type": "http.response.body", "body": frames, "more_body": True})
             if gone.done():
                 return
-            if not started:
-                await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            if not started:  # the whole response is known: its length, so no chunked end is written
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [*SSE_HEADERS, (b"content-length", str(len(last)).encode())]})
             await send({"type": "http.response.body", "body": last, "more_body": False})
         finally:
             gone.cancel()

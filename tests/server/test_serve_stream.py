@@ -67,6 +67,27 @@ def test_a_run_that_ends_within_the_linger_is_one_body_with_the_end() -> None:
     assert wire.log == ["write", "end", "ack"]  # acknowledged after the end, not before it
 
 
+def test_a_run_ended_before_the_first_write_goes_with_its_length() -> None:
+    """The whole body is known: sent with content-length, so the server writes no chunked end
+    (one write fewer; the client reads a length). A run still going is sent chunked."""
+    async def go(linger: float, gap: float) -> Wire:
+        wire = Wire()
+        run = _run(wire)
+        run.append('{"type":"RUN_STARTED"}')
+        turn = asyncio.create_task(_finish(run, 2, gap=gap))
+        await RunStream(run, 0, linger=linger)({"type": "http"}, wire.receive, wire.send)
+        await turn
+        return wire
+
+    wire = asyncio.run(go(linger=1.0, gap=0.0))
+    headers = dict(wire.sent[0]["headers"])
+    body, more = wire.bodies()[0]
+    assert not more and headers[b"content-length"] == str(len(body)).encode()
+    assert headers[b"content-type"] == b"text/event-stream; charset=utf-8"
+    slow = asyncio.run(go(linger=0.001, gap=0.05))
+    assert b"content-length" not in dict(slow.sent[0]["headers"]) and len(slow.bodies()) >= 2
+
+
 def test_a_slow_run_shows_its_events_before_it_ends() -> None:
     async def go() -> Wire:
         wire = Wire()
