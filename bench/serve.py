@@ -350,6 +350,14 @@ async def paired(tmp: Path, compiled: Path, url: str, turns: int, deadline: floa
     return (inproc, sum(inproc), cpu_in), (over, sum(over), cpu_over), cpu_client
 
 
+def http_parser() -> str:
+    """The HTTP implementation uvicorn picks in the child (`http="auto"`: httptools when it is
+    installed, else h11): the figure depends on it (httptools took 0.4 ms of server CPU off a turn)."""
+    import importlib.util
+
+    return "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+
+
 def free_port() -> int:
     """A free loopback port."""
     with socket.socket() as s:
@@ -430,8 +438,8 @@ def main() -> int:
         proc.wait(30)
     print(f"skillc serve vs in-process API: {args.turns} turns per row and round (new session each; "
           f"{CALLS_PER_TURN} tool calls per turn, {WARMUP} warm-up turns uncounted), example studio, "
-          f"in-process demo CMS, instant model, {args.client} HTTP client; median (min-max) of {rounds} "
-          f"alternating rounds\n")
+          f"in-process demo CMS, instant model, {args.client} HTTP client, uvicorn's {http_parser()} parser; "
+          f"median (min-max) of {rounds} alternating rounds\n")
     print(f"{'sessions':>8} | {'side':<10} | {'turns/s':>22} | {'p50 ms':>22} | {'p99 ms':>22}")
     print("-" * 98)
 
