@@ -193,14 +193,26 @@ class LoopbackHttp:
         self._conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
     async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
-        """POST `body`, read the whole response: (status, body, de-chunked)."""
-        if self._conn is None:
-            self._conn = await asyncio.open_connection(self.host, self.port)
-        reader, writer = self._conn
+        """POST `body`, read the whole response: (status, body, de-chunked). A kept connection
+        the server closed meanwhile (uvicorn's keep-alive timeout: no byte of an answer came) is
+        opened again and the request sent once more: that server never read it."""
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{head}"
-                     f"Content-Length: {len(body)}\r\n\r\n".encode("latin-1") + body)
-        status_line, *lines = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        request = (f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{head}"
+                   f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1") + body
+        for attempt in (1, 2):
+            fresh = self._conn is None
+            if self._conn is None:
+                self._conn = await asyncio.open_connection(self.host, self.port)
+            reader, writer = self._conn
+            try:
+                writer.write(request)
+                raw_head = await reader.readuntil(b"\r\n\r\n")
+                break
+            except (asyncio.IncompleteReadError, ConnectionError) as exc:
+                await self.aclose()
+                if fresh or attempt == 2 or (isinstance(exc, asyncio.IncompleteReadError) and exc.partial):
+                    raise
+        status_line, *lines = raw_head.decode("latin-1").split("\r\n")
         fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines if line)}
         if fields.get("transfer-encoding", "").lower() == "chunked":
             chunks = []
