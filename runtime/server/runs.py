@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -125,21 +126,28 @@ class RunRegistry:
         self.limit = limit
         self.root = root
         self._runs: OrderedDict[str, RunLog] = OrderedDict()
+        self._folder = "" if root is None else str(root)
         if root is not None:
             root.mkdir(parents=True, exist_ok=True)
 
-    def _file(self, run_id: str) -> Path:
+    def _name(self, run_id: str) -> str:
         # runIds are the client's text: the file is named by their hash, never by the text
+        return os.path.join(self._folder, hashlib.sha256(run_id.encode()).hexdigest()[:40] + ".json")
+
+    def _file(self, run_id: str) -> Path:
         assert self.root is not None
-        return self.root / (hashlib.sha256(run_id.encode()).hexdigest()[:40] + ".json")
+        return Path(self._name(run_id))
 
     def get(self, run_id: str) -> RunLog | None:
         """The run with this id: in memory, else as recorded when it finished."""
         run = self._runs.get(run_id)
         if run is not None or self.root is None:
             return run
+        # every new run asks (a new runId is not on disk either): the miss is one failed open,
+        # no Path built (a third of the lookup's time)
         try:
-            head, *events = self._file(run_id).read_text(encoding="utf-8").split("\n")
+            with open(self._name(run_id), "rb") as fh:
+                head, *events = fh.read().decode("utf-8").split("\n")
             data = json.loads(head)
         except (OSError, ValueError):
             return None

@@ -50,3 +50,15 @@ def test_a_record_is_the_events_as_sent_and_an_older_record_still_reads(tmp_path
     registry._file("r0").write_text(json.dumps(old), encoding="utf-8")  # one document, as written before
     earlier = RunRegistry(root=tmp_path).get("r0")
     assert earlier is not None and earlier.events == old["events"] and earlier.thread_id == "t0"
+
+
+def test_a_record_that_does_not_read_is_no_record(tmp_path: Path) -> None:
+    """The lookup every new runId makes: a missing file, a torn one or one that is not UTF-8 is
+    no run (the run is executed), never an error."""
+    registry = RunRegistry(root=tmp_path)
+    assert registry.get("new") is None
+    registry._file("torn").write_bytes(b'{"run_id": "to')
+    registry._file("latin").write_bytes(b'{"run_id": "latin", "thread_id": "t\xe9"}\n')
+    registry._file("other").write_text('{"run_id": "someone else", "thread_id": "t", "owner": "o"}\n',
+                                       encoding="utf-8")
+    assert [registry.get(r) for r in ("torn", "latin", "other")] == [None, None, None]
