@@ -7,6 +7,9 @@ and `--turns` counted turns one after the other: a signed (skillc) or plain (Pyd
 code for both apps; signing happens before the clock starts. The figure per turn is the client's
 wall time divided by the tool calls (the stream's TOOL_CALL_START events of the tool, checked):
 nothing is subtracted here, the model double and the tools take microseconds on both sides.
+The client is bench/serve.py's lean HTTP/1.1 one (`LoopbackHttp`, `--client lean`, the default)
+or httpx (`--client httpx`): httpx spends about 1.5 ms of CPU per turn, the same on both sides,
+which the figure would otherwise count as each framework's.
 
     python bench/peers/served.py --app '["python", "bench/peers/skillc_driver.py", "--mode", "serve"]' --sign
 """
@@ -14,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -52,10 +57,8 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes], limit: float = 120.0) ->
     raise SystemExit("the app did not come up")
 
 
-async def play(url: str, sign: bool, calls: int, turns: int, warmup: int) -> list[float]:
+async def play(url: str, sign: bool, calls: int, turns: int, warmup: int, client: str = "lean") -> list[float]:
     """Client wall time per tool call of `turns` turns after `warmup`."""
-    import httpx
-
     secret = None
     if sign:
         from skillc.runtime.server.auth import sign_request
@@ -64,7 +67,8 @@ async def play(url: str, sign: bool, calls: int, turns: int, warmup: int) -> lis
         from skillc_driver import SECRET as secret
 
     samples: list[float] = []
-    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+    post = _lean_post(url) if client == "lean" else _httpx_post(url)
+    async with post as send:
         for i in range(warmup + turns):
             body = json.dumps({"threadId": f"t{i}", "runId": f"r{i}", "state": {}, "tools": [], "context": [],
                                "forwardedProps": {},
@@ -72,21 +76,49 @@ async def play(url: str, sign: bool, calls: int, turns: int, warmup: int) -> lis
             headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
             if secret is not None:
                 headers.update(sign_request(secret, "POST", "/agui", body, PLATFORM))
-            started, last, tool_calls = time.perf_counter(), "", 0
-            async with http.stream("POST", "/agui", content=body, headers=headers) as resp:
-                if resp.status_code != 200:
-                    raise SystemExit(f"POST /agui answered {resp.status_code}: {(await resp.aread())[:300]!r}")
-                async for line in resp.aiter_lines():
-                    if line.startswith("data:"):
-                        last = line
-                        if '"TOOL_CALL_START"' in line and scenario.TOOL in line:
-                            tool_calls += 1
+            started = time.perf_counter()
+            status, stream = await send(body, headers)
             wall = time.perf_counter() - started
+            if status != 200:
+                raise SystemExit(f"POST /agui answered {status}: {stream[:300]!r}")
+            last, tool_calls = "", 0
+            for line in stream.decode().splitlines():
+                if line.startswith("data:"):
+                    last = line
+                    if '"TOOL_CALL_START"' in line and scenario.TOOL in line:
+                        tool_calls += 1
             if '"RUN_FINISHED"' not in last or tool_calls != calls:
                 raise SystemExit(f"turn {i}: {tool_calls} tool calls, last event {last[:200]}")
             if i >= warmup:
                 samples.append(wall / calls)
     return samples
+
+
+@contextlib.asynccontextmanager
+async def _lean_post(url: str) -> AsyncIterator[Callable[[bytes, dict[str, str]], Awaitable[tuple[int, bytes]]]]:
+    """POST /agui with bench/serve.py's lean client; the whole response is read before it returns."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from serve import LoopbackHttp
+
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    http = LoopbackHttp(host, int(port))
+    try:
+        yield lambda body, headers: http.post("/agui", body, headers)
+    finally:
+        await http.aclose()
+
+
+@contextlib.asynccontextmanager
+async def _httpx_post(url: str) -> AsyncIterator[Callable[[bytes, dict[str, str]], Awaitable[tuple[int, bytes]]]]:
+    """POST /agui with httpx, the stream read to its end."""
+    import httpx
+
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+        async def send(body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+            async with http.stream("POST", "/agui", content=body, headers=headers) as resp:
+                return resp.status_code, await resp.aread()
+
+        yield send
 
 
 def main() -> int:
@@ -97,6 +129,8 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=scenario.CALLS)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--client", choices=("lean", "httpx"), default="lean",
+                        help="the HTTP client: bench/serve.py's lean one (default) or httpx")
     args = parser.parse_args()
     port = free_port()
     command = [*json.loads(args.app), "--calls", str(args.calls), "--port", str(port)]
@@ -104,7 +138,7 @@ def main() -> int:
     try:
         url = f"http://127.0.0.1:{port}"
         wait_ready(url, proc)
-        scenario.report(asyncio.run(play(url, args.sign, args.calls, args.turns, args.warmup)))
+        scenario.report(asyncio.run(play(url, args.sign, args.calls, args.turns, args.warmup, args.client)))
     finally:
         proc.terminate()
         try:

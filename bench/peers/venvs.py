@@ -20,7 +20,8 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
                   "langgraph-checkpoint-sqlite==3.1.2", "aiosqlite==0.22.1"),
     "openai-agents": ("openai-agents==0.24.0", "openai==3.57.0", "mcp==2.3.0"),
     "pydantic-ai": ("pydantic-ai-slim[mcp,ag-ui]==2.68.0", "fastmcp-slim==4.2.3", "ag-ui-protocol==1.0.0",
-                    "mcp==2.3.0", "uvicorn==0.54.0", "starlette==1.10.0"),
+                    "mcp==2.3.0", "uvicorn==0.54.0", "starlette==1.10.0",
+                    "httptools==0.9.0"),  # uvicorn's C parser, as skillc serve has it: the same HTTP work on both sides
 }
 INSTALL_TIMEOUT = 1800.0  # seconds for one venv's pip install (a cold cache on a slow mirror)
 

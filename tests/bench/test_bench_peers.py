@@ -196,3 +196,14 @@ def test_skillcs_driver_plays_the_turn_on_an_in_memory_store() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     result = scenario.parse_report(done.stdout)
     assert result["persist"] == "memory" and len(result["samples"]) == 2
+
+
+@pytest.mark.parametrize("client", ["lean", "httpx"])
+def test_the_served_client_plays_skillcs_app_to_the_end_of_each_run(client: str) -> None:
+    """served.py's client over loopback against skillc serve's app: each run read to RUN_FINISHED
+    with the scripted tool calls counted in its stream (any other count fails the client)."""
+    app = json.dumps([sys.executable, str(PEERS / "skillc_driver.py"), "--mode", "serve"])
+    done = subprocess.run([sys.executable, str(PEERS / "served.py"), "--app", app, "--sign", "--client", client,
+                           "--turns", "2", "--warmup", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(scenario.parse_report(done.stdout)["samples"]) == 2
