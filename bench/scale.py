@@ -87,13 +87,101 @@ class Responder(BaseHTTPRequestHandler):
         self.wfile.write(out)
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process (Linux /proc), 0 where it cannot be read."""
+def _serve_model(port: Any) -> None:
+    """The model responder's process: the bench's clients and the responder do not share a GIL,
+    and what the responder costs is counted apart."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Responder)
+    server.daemon_threads = True
+    port.send(server.server_address[1])
+    server.serve_forever()
+
+
+def start_model() -> tuple[Any, str]:
+    """The responder in a process of its own (forked before any thread of the bench) and its URL."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    mine, theirs = context.Pipe()
+    proc = context.Process(target=_serve_model, args=(theirs,), daemon=True)
+    proc.start()
+    return proc, f"http://127.0.0.1:{mine.recv()}/v1"
+
+
+def _postmaster(cluster: Any) -> int | None:
+    """The test cluster's postmaster pid (None for an external server: its CPU is not counted)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return int((Path(cluster.socket_dir) / "data" / "postmaster.pid").read_text().split()[0])
     except (OSError, ValueError, IndexError):
-        return 0.0
+        return None
+
+
+def _ceiling(ms: dict[str, float], cores: int | None = None) -> str:
+    """What two workers can reach beside one on this machine, from one worker's CPU per turn:
+    a worker runs on one core at most, the machine's c cores bound everything together, so with the
+    worker a share w of a turn's CPU, two workers reach at most min(2, max(1, c * w)) times one."""
+    cores = cores or os.cpu_count() or 1
+    ours = sum(v for k, v in ms.items() if k != "rest")
+    share = ms["worker"] / ours if ours else float("nan")
+    return (f"1 PostgreSQL worker: the worker is {100 * share:.0f}% of the bench's CPU per turn ({ms['worker']:.1f} of "
+            f"{ours:.1f} ms); on {cores} cores 2 workers reach at most min(2, max(1, {cores} x {share:.2f})) = "
+            f"{min(2.0, max(1.0, cores * share)):.2f}x one")
+
+
+def _process_table() -> dict[int, tuple[int, float]]:
+    """pid -> (parent pid, user + system CPU seconds) of every process on the machine (Linux /proc)."""
+    tick, table = os.sysconf("SC_CLK_TCK"), {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            table[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+        except (OSError, ValueError, IndexError):
+            continue  # ended meanwhile
+    return table
+
+
+def _descendants(table: dict[int, tuple[int, float]], roots: set[int]) -> set[int]:
+    """Every process below `roots` (not the roots themselves)."""
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    out, todo = set(), list(roots)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in out:
+                out.add(child)
+                todo.append(child)
+    return out
+
+
+class Accounts:
+    """Where a round's CPU went, by kind of process: the workers, their MCP servers, PostgreSQL
+    (the postmaster and every backend), the model responder, the bench's clients; the rest of the
+    machine's busy time is everything else (other users of the machine, the kernel)."""
+
+    KINDS = ("worker", "MCP", "PostgreSQL", "model", "client", "rest")
+
+    def __init__(self, postmaster: int | None, model: int) -> None:
+        self.postmaster, self.model = postmaster, model
+
+    def snapshot(self, workers: list[sw.Worker]) -> dict[str, float]:
+        """CPU seconds so far per kind, and the machine's busy and total seconds."""
+        table, (busy, total) = _process_table(), _machine_busy()
+        cpu = lambda pids: sum(table[p][1] for p in pids if p in table)  # noqa: E731
+        roots = {w.proc.pid for w in workers}
+        pg = {self.postmaster} | _descendants(table, {self.postmaster}) if self.postmaster else set()
+        out = {"worker": cpu(roots), "MCP": cpu(_descendants(table, roots)), "PostgreSQL": cpu(pg),
+               "model": cpu({self.model}), "client": cpu({os.getpid()}), "busy": busy, "total": total}
+        return out
+
+    @staticmethod
+    def spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+        """CPU seconds per kind between two snapshots; `rest` the machine's busy time left over."""
+        out = {k: after[k] - before[k] for k in Accounts.KINDS if k != "rest"}
+        out["rest"] = (after["busy"] - before["busy"]) - sum(out.values())
+        out["busy"] = (after["busy"] - before["busy"]) / max(1e-9, after["total"] - before["total"])
+        return out
 
 
 def _machine_busy() -> tuple[float, float]:
@@ -107,13 +195,16 @@ def _machine_busy() -> tuple[float, float]:
     return (sum(values) - idle) / tick, sum(values) / tick
 
 
-def drive(workers: list[sw.Worker], clients: int, turns: int, sticky: bool, tag: str) -> dict[str, Any]:
+def drive(workers: list[sw.Worker], clients: int, turns: int, sticky: bool, tag: str,
+          accounts: Accounts) -> dict[str, Any]:
     """C client threads, each with one session of `turns` turns; returns timings, failures, the
-    workers' CPU seconds and the machine's busy share of its cores meanwhile."""
+    CPU seconds of each kind of process and the machine's busy share of its cores meanwhile."""
     latencies: list[float] = []
     failures: list[str] = []
     lock = threading.Lock()
-    barrier = threading.Barrier(clients + 1)
+    before: dict[str, float] = {}
+    # the snapshot is taken once every client made its HTTP client (tens of ms of CPU each, not a turn's)
+    barrier = threading.Barrier(clients + 1, action=lambda: before.update(accounts.snapshot(workers)))
 
     def client(c: int) -> None:
         caller = sw.Caller()
@@ -136,15 +227,14 @@ def drive(workers: list[sw.Worker], clients: int, turns: int, sticky: bool, tag:
     threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
     for th in threads:
         th.start()
-    cpu0, (busy0, total0) = sum(_cpu_seconds(w.proc.pid) for w in workers), _machine_busy()
     barrier.wait()
     start = time.perf_counter()
     for th in threads:
         th.join()
     wall = time.perf_counter() - start
-    cpu, (busy1, total1) = sum(_cpu_seconds(w.proc.pid) for w in workers) - cpu0, _machine_busy()
-    busy = (busy1 - busy0) / (total1 - total0) if total1 > total0 else float("nan")
-    return {"wall": wall, "latencies": sorted(latencies), "failures": failures, "cpu": cpu, "busy": busy}
+    spent = Accounts.spent(before, accounts.snapshot(workers))
+    return {"wall": wall, "latencies": sorted(latencies), "failures": failures, "cpu": spent["worker"],
+            "busy": spent["busy"], "spent": spent}
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -155,19 +245,20 @@ def _quantile(values: list[float], q: float) -> float:
 class Row:
     """One row of the table: its workers (started once, kept for every round) and its runs."""
 
-    def __init__(self, name: str, stores: list[str], model_url: str, compiled: Path, tmp: Path,
+    def __init__(self, name: str, stores: list[str], model_url: str, compiled: Path, tmp: Path, accounts: Accounts,
                  sticky: bool = True) -> None:
-        self.name, self.stores, self.tmp, self.sticky = name, stores, tmp, sticky
+        self.name, self.stores, self.tmp, self.sticky, self.accounts = name, stores, tmp, sticky, accounts
         self.tag = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")  # session ids allow [A-Za-z0-9._:-]
         configs = [sw.write_config(tmp / self.tag / f"w{i}", model_url=model_url, store=store,
                                    records=tmp / self.tag / f"ledger{i}.sqlite") for i, store in enumerate(stores)]
         self.workers = sw.start_workers(compiled, configs)
         self.runs: list[dict[str, Any]] = []
-        drive(self.workers, len(self.workers), 1, sticky, f"{self.tag}-warm")  # MCP sessions, pools, caches
+        drive(self.workers, len(self.workers), 1, sticky, f"{self.tag}-warm", accounts)  # MCP sessions, pools, caches
 
     def measure(self, args: argparse.Namespace, r: int) -> None:
         """One round of this row."""
-        self.runs.append(drive(self.workers, args.clients, args.turns, self.sticky, f"{self.tag}-{r}"))
+        self.runs.append(drive(self.workers, args.clients, args.turns, self.sticky, f"{self.tag}-{r}",
+                               self.accounts))
 
     def stop(self) -> None:
         for w in self.workers:
@@ -192,6 +283,18 @@ class Row:
         busy = statistics.median(r["busy"] for r in runs)
         return [self.name, f"{self.rate():.1f}", f"{rates[0]:.1f}-{rates[-1]:.1f}", p(0.5), p(0.99),
                 str(len(failures)), f"{cpu_per_turn:.1f}", f"{100 * busy:.0f}%"]
+
+    def per_turn(self) -> dict[str, float]:
+        """CPU ms per turn of each kind of process, the median over the rounds (each kind's own)."""
+        return {k: statistics.median(1000 * r["spent"][k] / max(1, len(r["latencies"])) for r in self.runs)
+                for k in Accounts.KINDS}
+
+    def cpu_cells(self) -> list[str]:
+        """The row's CPU per turn by kind, what the bench's processes spent together, and the
+        workers' share of that."""
+        ms = self.per_turn()
+        ours = sum(v for k, v in ms.items() if k != "rest")
+        return [self.name, *(f"{ms[k]:.1f}" for k in Accounts.KINDS), f"{ours:.1f}", f"{100 * ms['worker'] / ours:.0f}%"]
 
 
 def _probe(worker: sw.Worker, caller: sw.Caller, tag: str) -> tuple[list[float], list[float]]:
@@ -265,21 +368,20 @@ def main(argv: list[str] | None = None) -> int:
     from skillc.compiler.build import compile_studio
 
     tmp = Path(tempfile.mkdtemp(prefix="skillc-scale-"))
-    model = ThreadingHTTPServer(("127.0.0.1", 0), Responder)
-    model.daemon_threads = True
-    threading.Thread(target=model.serve_forever, args=(0.05,), daemon=True).start()
-    model_url = f"http://127.0.0.1:{model.server_address[1]}/v1"
+    model, model_url = start_model()
     try:
         compile_studio(sw.LEDGER_STUDIO, tmp / "compiled")
         cluster = pg_cluster.shared_cluster()
+        accounts = Accounts(_postmaster(cluster), model.pid or 0)
         compiled, made = tmp / "compiled", []
         try:
-            made.append(Row("1 x SQLite", [str(tmp / "store.sqlite")], model_url, compiled, tmp))
-            made.append(Row("1 x PostgreSQL", [cluster.new_database("bench1")], model_url, compiled, tmp))
+            made.append(Row("1 x SQLite", [str(tmp / "store.sqlite")], model_url, compiled, tmp, accounts))
+            made.append(Row("1 x PostgreSQL", [cluster.new_database("bench1")], model_url, compiled, tmp, accounts))
             shared = cluster.new_database("bench2")
-            made.append(Row("2 x PostgreSQL, sticky", [shared, shared], model_url, compiled, tmp))
+            made.append(Row("2 x PostgreSQL, sticky", [shared, shared], model_url, compiled, tmp, accounts))
             shared = cluster.new_database("bench3")
-            made.append(Row("2 x PostgreSQL, alternating", [shared, shared], model_url, compiled, tmp, sticky=False))
+            made.append(Row("2 x PostgreSQL, alternating", [shared, shared], model_url, compiled, tmp, accounts,
+                            sticky=False))
             for r in range(args.repeat):  # interleaved rounds: a load that comes and goes hits every row
                 for each in made:
                     each.measure(args, r)
@@ -288,17 +390,24 @@ def main(argv: list[str] | None = None) -> int:
                 each.stop()
         rows = [["workers / store", "turns/s", "spread", "p50 ms", "p99 ms", "failed", "worker CPU ms/turn",
                  "machine busy"]] + [each.cells() for each in made]
+        cpu = [["CPU ms per turn", *Accounts.KINDS, "bench's own", "worker share"]] + [m.cpu_cells() for m in made]
         sqlite, pg1, pg2 = made[0].rate(), made[1].rate(), made[2].rate()
         ratios = (f"1 PostgreSQL worker / 1 SQLite worker: {pg1 / sqlite:.2f}x (target >= 0.8); "
                   f"2 PostgreSQL workers (sticky) / 1: {pg2 / pg1:.2f}x (target >= 1.6)")
+        ceiling = _ceiling(made[1].per_turn())
         blocking = blocked_rows(cluster.new_database("bench4"), model_url, tmp / "compiled", tmp)
     finally:
-        model.shutdown()
+        model.terminate()
+        model.join(10)
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"skillc serve, ledger turns (1 write + finish), {args.clients} concurrent sessions x {args.turns} turns, "
           f"median of {args.repeat} runs")
     _print(rows)
     print(ratios)
+    print()
+    print("where the CPU went (ms per turn, median of the rounds; rest: the machine's other busy time, other users')")
+    _print(cpu)
+    print(ceiling)
     print()
     print("while one session waits on a row lock (a stuck writer holds its lease row)")
     _print(blocking)
