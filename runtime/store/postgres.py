@@ -65,7 +65,6 @@ from skillc.runtime.store.base import (
 from skillc.runtime.store.postgres_schema import MIGRATIONS
 from skillc.runtime.store.postgres_unit import (
     HISTORY_COUNTS,
-    LEASE_CHECK,
     PostgresUnit,
     check_error,
     history_rows,
@@ -335,9 +334,8 @@ class PostgresStore(RowReads):
         async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> None:
             async with conn.pipeline() as pipe:
                 sent.append(await conn.execute("BEGIN"))
-                if holder is not None and session is not None:
-                    await conn.execute(LEASE_CHECK, (expires or 0.0, session, holder, fence, fence), prepare=True)
-                for sql, params in uow.flight():
+                leased = holder is not None and session is not None
+                for sql, params in uow.flight((expires or 0.0, session, holder, fence, fence) if leased else None):
                     await conn.execute(sql, params, prepare=True)
                 unknown = [(a, await conn.execute(HISTORY_COUNTS, (a.session, a.session), prepare=True))
                            for a in uow.appends if a.stored is None]

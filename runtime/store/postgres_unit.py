@@ -32,6 +32,15 @@ SESSION_INSERT = checked("INSERT INTO sessions (id, doc, updated, version, head,
                          "ON CONFLICT (id) DO NOTHING", CHECK_EXISTS)
 SESSION_UPDATE = checked("UPDATE sessions SET doc = %s, updated = %s, version = version + 1, "
                          "head = COALESCE(%s, head), task = %s WHERE id = %s AND version = %s", CHECK_VERSION)
+# A leased unit's session row write with its lease check, in one statement (as SQLite's unit does):
+# the lease renewed (holder, token) and the row updated at its version only if the lease was, each
+# failure named by its own token. Sent first in the flight, so a stale holder's unit writes nothing.
+LEASED_UPDATE = ("WITH l AS (UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s AND holder = %s "
+                 "AND (%s::bigint IS NULL OR fence = %s::bigint) RETURNING 1), "
+                 "u AS (UPDATE sessions SET doc = %s, updated = %s, version = version + 1, head = COALESCE(%s, head), "
+                 "task = %s WHERE id = %s AND version = %s AND EXISTS (SELECT 1 FROM l) RETURNING 1) "
+                 f"SELECT (CASE WHEN (SELECT count(*) FROM l) <> 1 THEN '{CHECK_LEASE}' "
+                 f"WHEN (SELECT count(*) FROM u) <> 1 THEN '{CHECK_VERSION}' ELSE '1' END)::int")
 HISTORY_COUNTS = ("SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = %s), "
                   "(SELECT COALESCE(MAX(seq), 0) FROM entities WHERE session = %s)")
 TASK_PUT = ("INSERT INTO tasks (id, session, doc, n, state) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session, id) "
@@ -112,9 +121,17 @@ class PostgresUnit:
         self.statements[at] = (sql, params[:3] + (head,) + params[4:]) if sql is SESSION_INSERT else \
             (sql, params[:2] + (head,) + params[3:])
 
-    def flight(self) -> list[tuple[str, tuple[Any, ...]]]:
-        """The unit's statements in order, then the heads of sessions whose row it does not write."""
-        return self.statements + [(HEAD_PUT, (head, sid)) for sid, head in self.heads.items()]
+    def flight(self, lease: tuple[Any, ...] | None = None) -> list[tuple[str, tuple[Any, ...]]]:
+        """The unit's statements in order, then the heads of sessions whose row it does not write;
+        under a lease (LEASE_CHECK's parameters, the session's first) its check comes first, riding
+        on the update of that session's row when the unit writes one."""
+        out = self.statements + [(HEAD_PUT, (head, sid)) for sid, head in self.heads.items()]
+        if lease is None:
+            return out
+        at = self.rows.get(lease[1])
+        if at is None or out[at][0] is not SESSION_UPDATE:
+            return [(LEASE_CHECK, lease)] + out
+        return [(LEASED_UPDATE, lease + out[at][1])] + out[:at] + out[at + 1:]
 
 
 def history_rows(appends: Appends, stored: tuple[int, int]) -> list[tuple[str, list[tuple[Any, ...]]]]:

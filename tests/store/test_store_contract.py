@@ -498,3 +498,24 @@ def test_load_or_create_reads_the_session_another_process_created_meanwhile(stor
     found = store.load_or_create(fresh, 2.0)
     assert found is not None and found.version == 1 and fresh.version == 0
     assert other.version_of("s1") == 1
+
+
+def test_a_leased_unit_over_a_stale_copy_is_a_conflict_and_writes_nothing(store_factory: Factory) -> None:
+    """The lease held, the copy stale (another writer's version in between): the unit's version
+    check fails, not its lease check (PostgreSQL checks both in the one statement that writes the
+    session row), and none of its writes is kept."""
+    a, b = store_factory(), store_factory()
+    with a.unit("s1") as uow:
+        uow.put_session(_session(), 1.0)
+    mine, theirs = a.get_session("s1"), b.get_session("s1")
+    with b.unit("s1") as uow:
+        uow.put_session(theirs, 2.0)
+    holder = new_holder()
+    lease = a.acquire_lease("s1", holder, now=100.0, ttl=30.0)
+    assert lease.granted
+    mine.user_messages.append({"turn": 1, "text": "stale"})
+    with pytest.raises(StoreConflict):
+        with a.unit("s1", holder=holder, fence=lease.fence, expires=200.0) as uow:
+            uow.put_session(mine, 3.0)
+    assert a.version_of("s1") == 2 and a.get_session("s1").user_messages == []
+    assert a.renew_lease("s1", holder, lease.fence, 150.0)  # the lease is still its own
