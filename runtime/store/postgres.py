@@ -15,8 +15,9 @@ session, one transaction per unit of work. What PostgreSQL adds:
   prepared on its connection. Row-count checks fail inside the server (the lease held, the
   version unchanged), aborting the transaction before its COMMIT. The history counts a unit
   needs are known from this process's last commit or read of the session; else they are asked in
-  the same transaction (a second flight). Taking a lease is one flight too (a second one only
-  to take over from a dead holder of this host); renewing or releasing one, marking a reply
+  the same transaction (a second flight). A leased unit's lease check rides on the statement
+  that writes its session row. Taking a lease is one flight too, of two statements (a second
+  flight only to take over from a dead holder of this host); renewing or releasing one, marking a reply
   delivered, claiming a nonce and every read are one statement each; reading a whole session is
   one flight in one repeatable-read snapshot.
 - **Leases** are rows (`leases`: session, holder, expires, fence) decided under the row's lock;
@@ -98,21 +99,28 @@ POOL_TIMEOUT = 10.0  # seconds a unit waits for a free connection before StoreUn
 LOCK_TIMEOUT = 2.0  # seconds a statement waits for a row lock (a lease: then the session is busy)
 STATEMENT_TIMEOUT = 15.0  # seconds any statement may run
 
-# Taking a lease, one flight: the current row locked (its holder, for `taken_over`), then the
-# grant when the lease is free, expired or ours, then what it is now, the session's version and
-# its latest reply (read after the lock: a unit of the previous holder committed before it).
-_LEASE_LOCK = "SELECT holder FROM leases WHERE session = %s FOR UPDATE"
-_LEASE_GRANT = ("INSERT INTO leases (session, holder, expires, fence) VALUES (%s, %s, %s, nextval('lease_fence')) "
+# Taking a lease, one flight of two statements and no BEGIN: in a pipeline with no Sync between them
+# they run as one implicit transaction, so the row lock is held until both ran. The grant: the
+# lease row locked first (the insert's row is read from the lock's, so the lock runs before it),
+# which gives the holder it had (for `taken_over`); then the grant when the lease is free, expired
+# or ours. Then, in a snapshot of its own taken after the lock (read committed: a unit of the
+# previous holder committed before it is seen), what the lease is now, the session's version, its
+# chain head and its latest reply.
+_LEASE_GRANT = ("WITH prev AS (SELECT holder FROM leases WHERE session = %s FOR UPDATE), "
+                "g AS (INSERT INTO leases (session, holder, expires, fence) "
+                "SELECT %s, %s, %s, nextval('lease_fence') FROM (SELECT count(*) FROM prev) AS locked "
                 "ON CONFLICT (session) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires, "
-                "fence = EXCLUDED.fence WHERE leases.holder = EXCLUDED.holder OR leases.expires <= %s RETURNING fence")
-_LEASE_NOW = ("SELECT l.holder, l.expires, s.version, s.head "
-              "FROM (SELECT 1) AS one LEFT JOIN leases AS l ON l.session = %s LEFT JOIN sessions AS s ON s.id = %s")
+                "fence = EXCLUDED.fence WHERE leases.holder = EXCLUDED.holder OR leases.expires <= %s RETURNING fence) "
+                "SELECT (SELECT holder FROM prev), (SELECT fence FROM g)")
+_LAST_REPLY = (f"SELECT r.turn, {REPLY_DELIVERED}, r.doc FROM replies AS r WHERE r.session = %s "
+               "ORDER BY r.turn DESC LIMIT 1")
+_LEASE_NOW = ("SELECT l.holder, l.expires, s.version, s.head, r.turn, r.delivered, r.doc "
+              "FROM (SELECT 1) AS one LEFT JOIN leases AS l ON l.session = %s LEFT JOIN sessions AS s ON s.id = %s "
+              f"LEFT JOIN LATERAL ({_LAST_REPLY}) AS r (turn, delivered, doc) ON true")
 _LEASE_TAKE = ("WITH u AS (UPDATE leases SET holder = %s, expires = %s, fence = nextval('lease_fence') "
                "WHERE session = %s AND holder = %s RETURNING fence) "
                "SELECT (SELECT fence FROM u), s.version, s.head FROM (SELECT 1) AS one "
                "LEFT JOIN sessions AS s ON s.id = %s")
-_LAST_REPLY = (f"SELECT r.turn, {REPLY_DELIVERED}, r.doc FROM replies AS r WHERE r.session = %s "
-               "ORDER BY r.turn DESC LIMIT 1")
 _RENEW = ("UPDATE leases SET expires = GREATEST(expires, %s) WHERE session = %s AND holder = %s AND fence = %s")
 # Giving a lease back, one statement: the lease, and with it the session row's chain head and the
 # turn whose reply was handed over.
@@ -362,24 +370,21 @@ class PostgresStore(RowReads):
 
     async def _a_acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
         try:
-            async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> tuple[Any, Any, Any, Any]:
+            async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> tuple[Any, Any]:
                 async with conn.pipeline():
-                    sent.append(await conn.execute("BEGIN"))
-                    before = await conn.execute(_LEASE_LOCK, (session,), prepare=True)
-                    grant = await conn.execute(_LEASE_GRANT, (session, holder, now + ttl, now), prepare=True)
-                    after = await conn.execute(_LEASE_NOW, (session, session), prepare=True)
-                    reply = await conn.execute(_LAST_REPLY, (session,), prepare=True)
-                    await conn.execute("COMMIT")
-                return await before.fetchone(), await grant.fetchone(), await after.fetchone(), await reply.fetchone()
+                    grant = await conn.execute(_LEASE_GRANT, (session, session, holder, now + ttl, now), prepare=True)
+                    sent.append(grant)
+                    after = await conn.execute(_LEASE_NOW, (session, session, session), prepare=True)
+                return await grant.fetchone(), await after.fetchone()
 
             with self._errors("take the lease of session " + session, session):
-                previous, granted, current, reply = await self._flight(send)
+                (previous, granted), current = await self._flight(send)
                 assert current is not None  # a LEFT JOIN of one row
-                holder_now, until, version, head = current
+                holder_now, until, version, head, turn, delivered, doc = current
                 if granted is not None:
-                    taken = previous is not None and previous[0] != holder
-                    last = reply_from(session, *reply) if reply is not None else None
-                    return Lease(session, holder, now + ttl, True, version or 0, granted[0], taken, last=last,
+                    taken = previous is not None and previous != holder
+                    last = reply_from(session, turn, delivered, doc) if turn is not None else None
+                    return Lease(session, holder, now + ttl, True, version or 0, granted, taken, last=last,
                                  head=head)
                 if holder_now is None or not holder_dead(holder_now):
                     return Lease(session, holder_now or "", until or now, False, version or 0)

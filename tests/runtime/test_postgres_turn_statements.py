@@ -14,8 +14,9 @@ from helpers.ledger import PLATFORM
 from test_durable_session import BYPASS, World, compiled  # noqa: F401  (a fixture)
 
 BEFORE = 28  # statements per steady booking turn at e56cdb4 (2026-12-02, counted by this test), in 6 flights
-# after: a leased unit's lease check rides on its session row's update (one statement where two were)
-NOW = 24
+# after: a leased unit's lease check rides on its session row's update (one statement where two were); the grant
+# is two statements (the lock and the grant, then what the session is now), not six in a transaction of its own
+NOW = 20
 FLIGHTS = 6  # the lease taken, the four units a booking turn commits, the lease given back
 
 
@@ -71,7 +72,7 @@ def _turn_statements(compiled: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_a_booking_turn_sends_fewer_statements_in_one_flight_per_unit(compiled: Path, tmp_path: Path,  # noqa: F811
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The grant (one flight), four units (one flight each: BEGIN, their writes, COMMIT) and the
+    """The grant (one flight of two statements), four units (one flight each: BEGIN, their writes, COMMIT) and the
     release (one statement); a leased unit checks its lease in the statement that writes the
     session row, so no unit sends the lease check of its own."""
     turns = _turn_statements(compiled, tmp_path, monkeypatch)
@@ -80,7 +81,8 @@ def test_a_booking_turn_sends_fewer_statements_in_one_flight_per_unit(compiled: 
     statements, flights = steady[0]
     assert flights == FLIGHTS, (flights, statements)
     assert len(statements) <= NOW < BEFORE, "\n".join(statements)
-    units = sum(q == "BEGIN" for q in statements) - 1  # the grant's flight is one transaction too
-    assert units == 4, statements
+    assert sum(q == "BEGIN" for q in statements) == 4, statements  # the units; the grant needs none
+    grants = [q for q in statements if "INSERT INTO leases" in q]
+    assert len(grants) == 1 and "FOR UPDATE" in grants[0], statements  # the lock and the grant, one statement
     alone = [q for q in statements if q.startswith("UPDATE leases SET expires")]
     assert not alone, alone  # the lease check rode on the session row's write
