@@ -58,6 +58,9 @@ class Responder(BaseHTTPRequestHandler):
     amount and reference of the last user message, then a finish once the write's result is in."""
 
     protocol_version = "HTTP/1.1"
+    # The headers and the body are two writes: with Nagle's algorithm the body waited for the
+    # client's delayed ACK of the headers, 40 ms a completion, 89 of a lone turn's 104 ms
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         """Quiet."""
