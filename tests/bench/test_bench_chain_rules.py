@@ -4,24 +4,15 @@ as the last one found it, or the figure is of a session growing by a record per 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
+from helpers.by_path import load_module
 
 _BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def _load(name: str) -> Any:
-    sys.path.insert(0, str(_BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location(f"bench_{name}", _BENCH / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(_BENCH))
+    return load_module(_BENCH / f"{name}.py", f"bench_{name}", search=_BENCH)
 
 
 def test_repeated_calls_leave_the_session_as_they_found_it(tmp_path: Path) -> None:

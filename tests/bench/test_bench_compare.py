@@ -1,16 +1,13 @@
 """bench/compare.py reads benchmark tables by label and judges the working tree against a base."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from helpers.by_path import load_module
 
 _PATH = Path(__file__).resolve().parents[2] / "bench" / "compare.py"
-_spec = importlib.util.spec_from_file_location("bench_compare", _PATH)
-assert _spec is not None and _spec.loader is not None
-compare = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(compare)
+compare = load_module(_PATH, "bench_compare")
 
 CHAIN = """skillc bench/chain.py  (n=300, best of 3; python 3.11.7)
   chain overhead, read (run_chain, instant stub)              45.5 µs

@@ -7,7 +7,6 @@ driver playing the turn for real (in process, and against the stdio tool server 
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers.by_path import load_module
 
 PEERS = Path(__file__).resolve().parents[2] / "bench" / "peers"
 DRIVERS = ("skillc_driver", "langgraph_driver", "openai_agents_driver", "pydantic_ai_driver")
@@ -24,12 +24,7 @@ def load(name: str) -> ModuleType:
     """A module of bench/peers by path (its siblings found as the bench finds them)."""
     if str(PEERS) not in sys.path:
         sys.path.insert(0, str(PEERS))
-    spec = importlib.util.spec_from_file_location(f"bench_peers_{name}", PEERS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_module(PEERS / f"{name}.py", f"bench_peers_{name}", register=True)
 
 
 scenario, table = load("scenario"), load("table")

@@ -4,19 +4,15 @@ client that reads wrong."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from pathlib import Path
 from typing import Any
+from helpers.by_path import load_module
 
 _PATH = Path(__file__).resolve().parents[2] / "bench" / "serve.py"
 
 
 def _serve_module() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_serve", _PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(_PATH, "bench_serve")
 
 
 STREAM = b"id: 0\ndata: {\"type\":\"RUN_STARTED\"}\n\nid: 1\ndata: {\"type\":\"RUN_FINISHED\",\"interrupt\":{}}\n\n"

@@ -2,19 +2,15 @@
 (the call's arguments and the printed label), or the telemetry bench breaks unnoticed."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
+from helpers.by_path import load_module
 
 _BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", _BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(_BENCH / f"{name}.py", f"bench_{name}")
 
 
 def test_the_telemetry_bench_reads_a_real_turns_run() -> None:

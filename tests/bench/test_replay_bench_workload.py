@@ -4,7 +4,6 @@ approval and its repeat replayed (no timing here: benchmarks are not tests)."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -12,15 +11,13 @@ from typing import Any
 from skillc.runtime.replay import JudgeOptions, judge
 from skillc.runtime.replay.openai_format import _conversation
 from skillc.runtime.words.vocab import Verdict
+from helpers.by_path import load_module
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "replay.py"
 
 
 def test_the_benchmark_conversation_is_judged_as_described(compiled_example: Any) -> None:
-    spec = importlib.util.spec_from_file_location("bench_replay", BENCH)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_module(BENCH, "bench_replay")
     record = json.loads(json.dumps(bench.conversation(3)))
     conv = _conversation("bench.jsonl", "bench", 1, record, None)
     result = asyncio.run(judge(compiled_example, conv, JudgeOptions(agent="billing", platform=bench.PLATFORM)))  # type: ignore[arg-type]

@@ -5,7 +5,6 @@ session's chain where the first one stopped and `skillc audit verify` sees one u
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from skillc.runtime.store import open_store
 from skillc.runtime.telemetry.audit import verify
 from skillc.runtime.telemetry.trace import TraceWriter, iter_events
 from helpers.ledger import APPROVE, FINISH, PLATFORM, POST, SERVER, compile_ledger
+from helpers.by_path import load_module
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +32,7 @@ async def _process(compiled: Path, tmp: Path, trace_path: Path, turn: Any) -> No
     from skillc.runtime.model.scripted import ScriptedModel
     from skillc.runtime.session import Runtime
 
-    spec = importlib.util.spec_from_file_location("skillc_test_ledger_server_audit", SERVER)
-    assert spec is not None and spec.loader is not None
-    ledger = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ledger)
+    ledger = load_module(SERVER, "skillc_test_ledger_server_audit")
     gateway = McpGateway({"ledger": InProcessServer(ledger.build_server(str(tmp / "ledger.sqlite"), hang=False),
                                                     reports_invocations=False)}, timeout=30)
     await gateway.start()

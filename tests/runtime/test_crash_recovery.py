@@ -12,7 +12,6 @@ and the server's own record shows exactly one invocation of the write.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import signal
@@ -26,6 +25,7 @@ import pytest
 
 from helpers.integration.events import expect_in_order, none_match, of_turn
 from helpers.wait import wait_for
+from helpers.by_path import load_module
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 STUDIO = HELPERS / "integration" / "studios" / "ledger"
@@ -173,10 +173,7 @@ async def _reopen_and_settle(compiled: Path, store_path: Path,
 
     # The same server code, in this process this time (a second stdio start would only add a
     # second's start-up); reports_invocations=False: the gateway's on_invoked reports the calls.
-    spec = importlib.util.spec_from_file_location("skillc_test_ledger_server", SERVER)
-    assert spec is not None and spec.loader is not None
-    ledger = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ledger)
+    ledger = load_module(SERVER, "skillc_test_ledger_server")
     server = InProcessServer(ledger.build_server(str(records), hang=False), reports_invocations=False)
     model = ScriptedModel()
     store = Store(store_path)

@@ -11,7 +11,6 @@ gets an answer, and no task is left open.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import signal
@@ -36,6 +35,7 @@ from test_crash_recovery import (  # the ledger fixtures and helpers of the firs
 
 from helpers.wait import wait_for
 from pg_cluster import BACKENDS, query, store_target  # every test runs on SQLite and on PostgreSQL
+from helpers.by_path import load_module
 
 PROC = Path(__file__).resolve().parents[1] / "helpers" / "durable_proc.py"
 POST = {"call": {"tool": "ledger_post", "args": {"ref": "R-7001", "amount": 420}}}
@@ -75,10 +75,7 @@ async def _process_two(store_path: str, compiled: Path, records: Path) -> tuple[
     from skillc.runtime.session import Runtime
     from skillc.runtime.store import open_store
 
-    spec = importlib.util.spec_from_file_location("skillc_test_ledger_server_durable", SERVER)
-    assert spec is not None and spec.loader is not None
-    ledger = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ledger)
+    ledger = load_module(SERVER, "skillc_test_ledger_server_durable")
     server = InProcessServer(ledger.build_server(str(records), hang=False), reports_invocations=False)
     model = ScriptedModel()
     store = open_store(store_path)

@@ -4,7 +4,6 @@ its calls in a file (issue 12; docs/interpretations.md: A lost reply, One turn a
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import sqlite3
@@ -19,6 +18,7 @@ from skillc.runtime.words.errors import SessionBusy, SessionUnavailable
 from pg_cluster import BACKENDS, execute, store_target
 from skillc.runtime.store import Store, StoreCorrupt, open_store
 from helpers.ledger import APPROVE, FINISH, PLATFORM, POST, SERVER, USER, compile_ledger
+from helpers.by_path import load_module
 
 BYPASS = {"state.write-confirm-bypass-tools": ["ledger_post"]}
 
@@ -30,11 +30,7 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _ledger_module() -> Any:
-    spec = importlib.util.spec_from_file_location("skillc_test_ledger_server_session", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(SERVER, "skillc_test_ledger_server_session")
 
 
 def posts(records: Path) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import importlib.util
 import json
 import weakref
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from skillc.runtime.call.chain import Call, step_arg_policy
 from skillc.runtime.mcp.result import ToolInfo
 from skillc.runtime.compiled.skillmeta import ArgMeta, RuleMeta, ToolMeta
+from helpers.by_path import load_module
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = {"tools": {"pay": {
@@ -69,10 +69,7 @@ def _modules() -> list[Path]:
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: p.stem)
 def test_stated_facts_agree_with_the_records(path: Path) -> None:
     """What the compiler states is what the ArgMeta and RuleMeta records say (the committed studio)."""
-    spec = importlib.util.spec_from_file_location(f"facts_{path.stem.replace('.', '_')}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_module(path, f"facts_{path.stem.replace('.', '_')}")
     for meta in module.TOOLS.values():
         derived = _derived(meta)
         assert (meta.sensitive_paths, meta.bound_names, meta.rule_names) == (

@@ -5,22 +5,18 @@ serves many sessions does not keep one entry per session ever opened (issue 29, 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 from helpers.ledger import FINISH, PLATFORM, POST, SERVER, USER, compile_ledger
 from skillc.runtime.store import base, open_store
+from helpers.by_path import load_module
 
 BYPASS = {"state.write-confirm-bypass-tools": ["ledger_post"]}
 
 
 def _ledger_module() -> Any:
-    spec = importlib.util.spec_from_file_location("skillc_test_ledger_server_holders", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(SERVER, "skillc_test_ledger_server_holders")
 
 
 def test_holders_are_released_with_their_lease(tmp_path: Path) -> None:
