@@ -34,7 +34,8 @@ def test_closing_cancels_and_awaits_what_is_still_pending(caplog: pytest.LogCapt
         gc.collect()
     assert loop.loop.is_closed()
     assert cancelled == [True]
-    assert not [r for r in caplog.records if "destroyed" in r.getMessage()], caplog.text
+    # only this loop's task counts: a store another test left to the collector may log its own
+    assert not [r for r in caplog.records if "destroyed" in r.getMessage() and "forever" in r.getMessage()], caplog.text
 
 
 def test_a_second_close_is_harmless() -> None:
