@@ -19,7 +19,12 @@ settles that holder's STARTED writes first (`recover_now`), whether its copy was
 A reply counts as delivered once its caller has it: when `send` returns, for the in-process API;
 when the client acknowledged it, for a server that says so (`Runtime.acknowledges_delivery`: the
 server calls `Session.acknowledge`). A reply stored but never delivered is given at the next turn,
-and a message repeating the one it answered gets it and starts nothing.
+and a message repeating the one it answered gets it and starts nothing. A server's acknowledgement
+is stored after its response ended, so the client's next turn may reach another worker first: a
+reply stored for acknowledgement names the holder that will acknowledge it and a deadline
+(`ACK_HOLD` after the commit), and a turn of another holder that finds it undelivered waits for
+that acknowledgement, until the deadline or that holder's process is known dead, before it gives
+the reply again (`_acknowledged`; docs/API.md, "delivered").
 
 Store calls go through `store/offloop.py` (the store's async face, or its threads), never on the event loop.
 
@@ -49,6 +54,7 @@ from skillc.runtime.store.base import (
     StoreCorrupt,
     StoreError,
     StoreUnavailable,
+    holder_dead,
     new_holder,
     register_holder,
     release_holder,
@@ -61,6 +67,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("skillc.runtime")
 
 LEASE_TTL = 30.0  # seconds; renewed by the turn's heartbeat (every third of it) and by its units
+# seconds a reply stored for a client's acknowledgement may wait for it before a turn of another
+# holder gives it again: it covers the response's end (RUN_FINISHED, at most runs.LINGER later)
+# and the acknowledgement's write, not a client that reads its response for longer than this
+ACK_HOLD = 2.0
+ACK_POLL = (0.002, 0.05)  # the first and the longest pause between reads of that acknowledgement
 RELEASE_TRIES = (0.05, 0.2, 0.5)  # seconds between the turn's own tries to give its lease back
 _RELEASING: set[asyncio.Task[None]] = set()  # releases still being tried after their turn ended
 
@@ -208,6 +219,8 @@ class Durability:
             for task in self.closing:
                 uow.put_task(task)
             if reply is not None:
+                if leased and s.acknowledges_delivery:  # the client's acknowledgement will mark it
+                    reply = replace(reply, extra={**reply.extra, "acking": self.holder, "ack_by": now + ACK_HOLD})
                 uow.put_reply(reply)
             if handed is not None:
                 uow.put_reply(replace(handed, delivered=True))
@@ -337,7 +350,7 @@ class Durability:
                         await self.reload()
                     if self.recover or lease.taken_over:
                         await self.recover_now()
-                    self.last = lease.last
+                    self.last = await self._acknowledged(lease.last)
                     self._continue_chain(lease.head)
                 except StoreUnavailable as exc:
                     raise SessionUnavailable(str(exc)) from exc
@@ -351,6 +364,25 @@ class Durability:
                 await asyncio.shield(self._release(self.delivered))
         finally:
             self.busy = False
+
+    async def _acknowledged(self, last: ReplyRecord | None) -> ReplyRecord | None:
+        """The latest reply once the acknowledgement another holder owes it is stored (read again
+        until then), or once it no longer can come: past its deadline (by the store's clock, and
+        `ACK_HOLD` of this process's own), or that holder's process is dead. A reply this holder
+        stored is not waited for: this process orders its own acknowledgements before its next
+        run (server/context.py, `start_run`), so an undelivered one is a stream that broke."""
+        pause, until = ACK_POLL[0], time.monotonic() + ACK_HOLD
+        while last is not None and not last.delivered and self._owed(last) and time.monotonic() < until:
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, ACK_POLL[1])
+            last = await self._io(self.store.last_reply, self.s.id)
+        return last
+
+    def _owed(self, last: ReplyRecord) -> bool:
+        """`last` still waits for another holder's acknowledgement that may yet be stored."""
+        acking, by = last.extra.get("acking"), last.extra.get("ack_by")
+        return (isinstance(acking, str) and acking != self.holder and isinstance(by, (int, float))
+                and self.s.now() < by and not holder_dead(acking))
 
     async def _heartbeat(self) -> None:
         """While the turn runs: renew the lease every third of its ttl. A renewal refused (the

@@ -7,7 +7,8 @@ the headers go with the first batch, and a run that ends within the linger goes 
 headers and one body with its length (`content-length`: the server writes no chunked end after
 it, one write fewer, and the client reads a length, not chunks). The reply's acknowledgement (a store write) comes
 after the end of the response, so the client does not wait for it; the server orders it before
-the session's next run (`ServerContext.start_run`).
+the session's next run (`ServerContext.start_run`), and a next turn on another worker waits for it
+(runtime/durable.py, `ACK_HOLD`).
 
 No task group and no listener task per response: the client's going away is watched by one
 `receive()` started when the response starts; a client gone before the end acknowledges nothing.
