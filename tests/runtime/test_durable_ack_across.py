@@ -55,8 +55,9 @@ def _next_turn_elsewhere(world: World, acknowledged: bool) -> tuple[str, str]:
                 await a.acknowledge(1)  # A's response ended: the client has read turn 1's reply
             return first.text, (await asyncio.wait_for(second, 60)).text
         finally:
-            await a_gw.aclose()
-            await b_gw.aclose()
+            for rt, gw in ((a_rt, a_gw), (b_rt, b_gw)):
+                await gw.aclose()
+                rt.store.close()  # a PostgreSQL store's pool, not left to the garbage collector
 
     return asyncio.run(go())
 
