@@ -24,7 +24,7 @@ is stored after its response ended, so the client's next turn may reach another 
 reply stored for acknowledgement names the holder that will acknowledge it and a deadline
 (`ACK_HOLD` after the commit), and a turn of another holder that finds it undelivered waits for
 that acknowledgement, until the deadline or that holder's process is known dead, before it gives
-the reply again (`_acknowledged`; docs/API.md, "delivered").
+the reply again (`_acknowledged`; docs/API.md §2).
 
 Store calls go through `store/offloop.py` (the store's async face, or its threads), never on the event loop.
 
@@ -367,8 +367,8 @@ class Durability:
 
     async def _acknowledged(self, last: ReplyRecord | None) -> ReplyRecord | None:
         """The latest reply once the acknowledgement another holder owes it is stored (read again
-        until then), or once it no longer can come: past its deadline (by the store's clock, and
-        `ACK_HOLD` of this process's own), or that holder's process is dead. A reply this holder
+        until then), or once it no longer can come: past its deadline (by the runtime's clock, and
+        `ACK_HOLD` by this process's monotonic one), or that holder's process is dead. A reply this holder
         stored is not waited for: this process orders its own acknowledgements before its next
         run (server/context.py, `start_run`), so an undelivered one is a stream that broke."""
         pause, until = ACK_POLL[0], time.monotonic() + ACK_HOLD
