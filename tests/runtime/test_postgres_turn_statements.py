@@ -4,13 +4,12 @@ in steady state (the second and later turns of one session), counted at psycopg:
 a connection executes, and every flight the store sends (`PostgresStore._flight`)."""
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers.ledger import PLATFORM
+from helpers.booking import play_bookings
 from test_durable_session import BYPASS, World, compiled  # noqa: F401  (a fixture)
 
 BEFORE = 28  # statements per steady booking turn at e56cdb4 (2026-12-02, counted by this test), in 6 flights
@@ -48,26 +47,11 @@ def _turn_statements(compiled: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(psycopg.AsyncCursor, "executemany", counted_executemany)
     monkeypatch.setattr(PostgresStore, "_flight", counted_flight)
 
-    async def go() -> list[tuple[list[str], int]]:
-        runtime, model, gateway = await world.runtime()
-        turns = []
-        try:
-            s = await runtime.open_session(PLATFORM, session_id="s1")
-            for n in range(4):
-                ref = f"R-80{n:02d}"
-                model.load_turn([{"call": {"tool": "ledger_post", "args": {"ref": ref, "amount": 10 + n}}},
-                                 {"call": {"tool": "builtin_node_finish", "args": {"output": f"Booked {ref}"}}}])
-                sent.clear()
-                flights[0] = 0
-                reply = await s.send(f"Book {10 + n} under reference {ref}")
-                assert f"Booked {ref}" in reply.text, reply.text
-                turns.append((list(sent), flights[0]))
-        finally:
-            await gateway.aclose()
-            await runtime.aclose()
-        return turns
+    def clear() -> None:
+        sent.clear()
+        flights[0] = 0
 
-    return asyncio.run(go())
+    return play_bookings(world, 4, clear=clear, record=lambda: (list(sent), flights[0]))
 
 
 def test_a_booking_turn_sends_fewer_statements_in_one_flight_per_unit(compiled: Path, tmp_path: Path,  # noqa: F811

@@ -3,11 +3,9 @@ finish) of a session this process opened, counted at the connection (sqlite3's t
 steady state: the second and later turns of one session."""
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Any
 
-from helpers.ledger import PLATFORM
+from helpers.booking import play_bookings
 from test_durable_session import BYPASS, World, compiled  # noqa: F401  (a fixture)
 
 BEFORE = 40  # statements per booking turn before issue 28 (measured on this very turn, 2026-12-02)
@@ -17,29 +15,9 @@ NOW = 20
 
 
 def _turn_statements(compiled: Path, tmp: Path) -> list[list[str]]:  # noqa: F811
-    world = World(compiled, tmp, BYPASS)
-
-    async def go() -> list[list[str]]:
-        runtime, model, gateway = await world.runtime()
-        sent: list[str] = []
-        runtime.store.db.set_trace_callback(sent.append)
-        turns = []
-        try:
-            s = await runtime.open_session(PLATFORM, session_id="s1")
-            for n in range(4):
-                ref = f"R-80{n:02d}"
-                model.load_turn([{"call": {"tool": "ledger_post", "args": {"ref": ref, "amount": 10 + n}}},
-                                 {"call": {"tool": "builtin_node_finish", "args": {"output": f"Booked {ref}"}}}])
-                sent.clear()
-                reply = await s.send(f"Book {10 + n} under reference {ref}")
-                assert f"Booked {ref}" in reply.text, reply.text
-                turns.append(list(sent))
-        finally:
-            await gateway.aclose()
-            await runtime.aclose()
-        return turns
-
-    return asyncio.run(go())
+    sent: list[str] = []
+    return play_bookings(World(compiled, tmp, BYPASS), 4, clear=sent.clear, record=lambda: list(sent),
+                         start=lambda runtime: runtime.store.db.set_trace_callback(sent.append))
 
 
 def test_a_booking_turn_sends_half_the_statements_it_did(compiled: Path, tmp_path: Path) -> None:  # noqa: F811

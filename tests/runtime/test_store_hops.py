@@ -3,13 +3,12 @@ handoff, 35-40 % of a direct turn's time on a loaded machine). A booking turn (t
 finish) of a session opened by its id, counted at `store/offloop.py`."""
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers.ledger import PLATFORM
+from helpers.booking import play_bookings
 from skillc.runtime.store import offloop
 from test_durable_session import BYPASS, World, compiled  # noqa: F401  (a fixture)
 
@@ -25,24 +24,7 @@ def _hops(compiled: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> list[li
 
     monkeypatch.setattr(offloop, "call", counted_call)
 
-    async def go() -> list[list[str]]:
-        runtime, model, gateway = await world.runtime()
-        turns = []
-        try:
-            for n in range(3):
-                hops.clear()
-                s = await runtime.open_session(PLATFORM, session_id=f"s{n}")
-                ref = f"R-80{n:02d}"
-                model.load_turn([{"call": {"tool": "ledger_post", "args": {"ref": ref, "amount": 10 + n}}},
-                                 {"call": {"tool": "builtin_node_finish", "args": {"output": f"Booked {ref}"}}}])
-                assert f"Booked {ref}" in (await s.send(f"Book {10 + n} under reference {ref}")).text
-                turns.append(list(hops))
-        finally:
-            await gateway.aclose()
-            await runtime.aclose()
-        return turns
-
-    return asyncio.run(go())
+    return play_bookings(world, 3, clear=hops.clear, record=lambda: list(hops), new_sessions=True)
 
 
 def test_a_new_session_and_its_booking_turn_leave_the_loop_seven_times(compiled: Path, tmp_path: Path,  # noqa: F811
