@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import sqlite3
-import time
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -29,18 +28,7 @@ CREATE TABLE IF NOT EXISTS process (pid INTEGER NOT NULL);
 def open_db(path: str) -> sqlite3.Connection:
     """The record file, created on first use; autocommit, so every record is durable at once."""
     db = sqlite3.connect(path, isolation_level=None, timeout=10)
-    # Two servers starting on a new file at once: turning it to WAL fails at once with "database is
-    # locked" for one of them (sqlite waits for no busy handler there; 22 of 120 such opens here),
-    # so that switch is tried again for as long as the busy timeout would have waited.
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            break
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)  # a server's start, not a test's wait: the other opener holds the file
+    db.execute("PRAGMA journal_mode=WAL")  # on a new file, make it before two servers open it at once
     db.executescript(SCHEMA)
     return db
 
