@@ -315,10 +315,9 @@ def _replayed(skill: ir.SkillProfile, old_notes: dict[str, list[dict[str, Any]]]
             found = [Diagnostic.model_validate(n) for n in notes]
         except ValueError:  # a hand-edited or older cache: only costs the parse
             found = None
-    if found is None or notes is None:
+    if found is None:
         found = _front_end([skill])[skill.skill_key][1]
-        notes = [d.model_dump() for d in found]
-    result.notes[key] = notes
+    result.notes[key] = [d.model_dump() for d in found]
     return found
 
 
