@@ -5,7 +5,9 @@ A store with an async face (PostgreSQL: psycopg's `AsyncConnectionPool`, `store.
 `store.unit_async`) is awaited natively. Any other store (SQLite's one synchronous connection) is
 called on the store's own threads (`store.threads`: one for SQLite, which serializes anyway), so
 a store whose database is slow or down cannot starve the default executor other code uses, and
-the loop never waits on the database either way. A unit of work for a threaded store gathers its
+the loop never waits on the database either way. A store that can tell a call that would wait
+from one that would not (SQLite: `without_waiting`) runs the second kind on the loop itself,
+where a thread handoff would cost more than the call, and hands the first to its thread. A unit of work for a threaded store gathers its
 writes in the coroutine and applies them in one `store.unit` on a store thread.
 """
 from __future__ import annotations
@@ -51,6 +53,16 @@ async def call(store: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T
         if coro is not None:
             return await coro  # type: ignore[no-any-return]
     loop = asyncio.get_running_loop()
+    now = getattr(store, "without_waiting", None)
+    if now is not None:
+        done, value = now(fn, args, kwargs)
+        if store.checkpoint_due():  # its fsyncs may wait: on the store's thread, not awaited
+            try:
+                loop.run_in_executor(executor_of(store), store.checkpoint)
+            except RuntimeError:  # the store's threads were let go: it is closing
+                pass
+        if done:
+            return value  # type: ignore[no-any-return]
     return await loop.run_in_executor(executor_of(store), functools.partial(fn, *args, **kwargs))
 
 

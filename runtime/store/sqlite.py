@@ -13,6 +13,19 @@ does not renew the lease (`units_renew` False: the turn's heartbeat does). Every
 unit is one statement in its own transaction (autocommit takes the write lock for the whole
 statement): a grant (`_GRANT`, which returns what the turn needs), a renewal, a release (two).
 A steady booking turn sends 20 statements (tests/runtime/test_sqlite_turn_statements.py).
+
+**Calls that cannot wait run where they are asked** (`without_waiting`, which `offloop.call` tries
+first): on an uncontended connection, a statement of a WAL file with `synchronous=NORMAL` costs
+CPU and a write into the page cache, never a wait, so the runtime's loop runs it itself instead
+of paying two thread handoffs (about 150 µs each here, a quarter of a direct turn's cost). It
+does so only when nothing could make it wait: the connection's lock free at once (another
+thread's call in progress: the call goes to the store thread), SQLite's busy timeout 0 for that
+call (the write lock held by another connection or process: SQLite says so at once, before
+anything was done, and the call goes to the store thread, which waits as before), and no WAL
+checkpoint (its fsyncs): the connection never checkpoints on commit (`wal_autocheckpoint=0`);
+every `CHECKPOINT_EVERY` commits a passive checkpoint runs on a thread that may wait
+(`checkpoint_due`, which offloop hands to the store thread, or inline for a caller already off
+the loop). The busy timeout is switched (one PRAGMA) only when a call of the other kind comes.
 """
 from __future__ import annotations
 
@@ -23,7 +36,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, overload
+from typing import Any, Callable, Literal, TypeVar, overload
 
 from skillc.runtime.seam.state import Evidence, SessionState, TaskState, to_doc
 from skillc.runtime.store.base import (
@@ -55,6 +68,8 @@ from skillc.runtime.store.rows import (
     task_number,
 )
 
+T = TypeVar("T")
+
 # A lease grant, one statement: the row taken when it is free (given back: no holder), expired or
 # already this holder's, with the next fencing token (one more than the largest any row holds: rows
 # are never deleted, so tokens only grow); `taken` says it was taken from a holder that never gave
@@ -82,6 +97,17 @@ _RELEASE_MARKS = ("UPDATE sessions SET head = COALESCE(:head, head), delivered =
 _RELEASE = "UPDATE leases SET holder = '', expires = 0 WHERE " + _HELD
 _LEASE_HELD = "SELECT 1 FROM leases WHERE session = ? AND holder = ? AND (? IS NULL OR fence = ?)"
 BUSY_TIMEOUT = 30.0  # seconds a statement waits for another connection's write lock
+CHECKPOINT_EVERY = 200  # commits between passive WAL checkpoints (SQLite's own default is ~1000 pages)
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+class _WouldWait(Exception):
+    """A call made `without_waiting` found the database locked before it did anything."""
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (code & 0xFF) in _BUSY if isinstance(code, int) else "locked" in str(exc)
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:
@@ -326,10 +352,18 @@ class SQLiteStore(RowReads):
         self._lock = threading.RLock()  # one statement sequence at a time on the one connection
         self._history = StoredHistory()
         self._nonce_sweep = Sweep()
+        self._busy_ms = int(busy_timeout * 1000)
+        self._waits = True  # the connection's busy timeout is `busy_timeout` (False: 0)
+        self._now = False  # a call `without_waiting` holds the lock
+        self._commits = 0  # since the last checkpoint
+        self._asked = False  # a checkpoint was asked for and has not run yet
+        self.wal = False
         try:
             self.db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout, check_same_thread=False)
             self._retry_locked(lambda: self.db.execute("PRAGMA journal_mode=WAL"), busy_timeout)
+            self.wal = str(self.db.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
             self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints: `checkpoint`, never on a commit
             self._retry_locked(self._migrate, busy_timeout)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open store {path}: {exc}") from exc
@@ -379,7 +413,7 @@ class SQLiteStore(RowReads):
     def unit(self, session: str | None = None, *, holder: str | None = None, expires: float | None = None,
              fence: int | None = None) -> Iterator[_Unit]:
         """One transaction (see base.Store.unit)."""
-        with self._lock:
+        with self._held():
             with self._unit(session, holder, expires, fence) as uow:
                 yield uow
 
@@ -393,6 +427,8 @@ class SQLiteStore(RowReads):
             try:
                 self.db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
+                if self._now and _is_busy(exc):
+                    raise _WouldWait() from exc
                 raise StoreUnavailable(f"store {self.path}: cannot begin a transaction: {exc}") from exc
             try:
                 uow = _Unit(self.db, self._history,
@@ -401,6 +437,7 @@ class SQLiteStore(RowReads):
                 uow.finish()
                 self.db.execute("COMMIT")
                 self._history.note(uow.noted)
+                self._committed()
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StoreUnavailable(f"store {self.path}: the unit of work was not committed: {exc}") from exc
@@ -469,32 +506,91 @@ class SQLiteStore(RowReads):
         """One statement outside any unit, its own transaction (SQLite's autocommit takes the
         write lock for the whole statement): its rows, or with `count` the rows it changed.
         `reads`: the session whose rows it reads, whose damage is `StoreCorrupt` as in `_rows`."""
-        with self._lock:
+        with self._held():
             if self._in_unit:
                 raise StoreError("a lease cannot change inside a unit of work")
             try:
                 cur = self.db.execute(sql, params)
-                return cur.rowcount if count else cur.fetchall()  # fetched: the statement ends, and commits
+                out = cur.rowcount if count else cur.fetchall()  # fetched: the statement ends, and commits
             except sqlite3.Error as exc:
                 self._rollback()
+                if self._now and _is_busy(exc):  # an autocommit statement that found the lock taken did nothing
+                    raise _WouldWait() from exc
                 if reads is not None and _is_corruption(exc):
                     raise StoreCorrupt(reads, "lease and latest reply", str(exc)) from exc
                 raise StoreUnavailable(f"store {self.path}: cannot {what}: {exc}") from exc
+            self._committed()
+            return out
+
+    # ------------------------------------------------------------ calls that cannot wait
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """The connection's lock (re-entrant), with the busy timeout of the call's kind."""
+        with self._lock:
+            if self._waits == self._now:  # a call of the other kind used the connection last
+                self.db.execute(f"PRAGMA busy_timeout = {0 if self._now else self._busy_ms}")
+                self._waits = not self._now
+            yield
+
+    def without_waiting(self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, T | None]:
+        """`(True, fn(*args, **kwargs))` when it ran without waiting for anything (the module's
+        docstring says when), `(False, None)` when it did nothing because it would have waited:
+        the caller then runs it where waiting is allowed. Errors are the call's own."""
+        if not self._lock.acquire(blocking=False):
+            return False, None
+        try:
+            self._now = True
+            try:
+                return True, fn(*args, **kwargs)
+            except _WouldWait:
+                return False, None
+            finally:
+                self._now = False
+        finally:
+            self._lock.release()
+
+    def checkpoint_due(self) -> bool:
+        """True, once, when enough commits went into the WAL since its last checkpoint: the
+        caller then runs `checkpoint` where it may wait."""
+        if self.wal and self._commits >= CHECKPOINT_EVERY and not self._asked:
+            self._asked = True
+            return True
+        return False
+
+    def _committed(self) -> None:
+        self._commits += 1
+        if not self._now and self.checkpoint_due():  # a caller that may wait: now
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """A passive WAL checkpoint (copies what no reader needs into the file, waits for no
+        one; its fsyncs are why it never runs `without_waiting`). Errors are left for the next."""
+        try:
+            with self._held():
+                if self._now or self._in_unit:
+                    return
+                self._commits, self._asked = 0, False
+                self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error:  # closed, or the disk: the next checkpoint tries again
+            pass
 
     # ------------------------------------------------------------ reads
 
     def _rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         try:
-            with self._lock:
+            with self._held():
                 return self.db.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
+            if self._now and _is_busy(exc):
+                raise _WouldWait() from exc
             if _is_corruption(exc):
                 raise StoreCorrupt(session, what, str(exc)) from exc
             raise StoreUnavailable(f"store {self.path}: cannot read {what} of session {session}: {exc}") from exc
 
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history, or None; `StoreCorrupt` when a row cannot be read."""
-        with self._lock:  # one moment of the session: no unit of another thread in between
+        with self._held():  # one moment of the session: no unit of another thread in between
             return self._session(session_id)
 
     def _session(self, session_id: str) -> SessionState | None:
@@ -517,7 +613,7 @@ class SQLiteStore(RowReads):
 
     def load_or_create(self, state: SessionState, now: float) -> SessionState | None:
         """The stored session, or None once `state` was stored as new (see base.Store.load_or_create)."""
-        with self._lock:  # no unit of another thread in between
+        with self._held():  # no unit of another thread in between
             found = self._session(state.id)
             if found is not None:
                 return found
@@ -546,12 +642,12 @@ class SQLiteStore(RowReads):
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""
-        with self._lock:
+        with self._held():
             return [tuple(r) for r in self.db.execute("SELECT id, updated FROM sessions ORDER BY updated DESC")]
 
     def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Read-only query for tools and tests."""
-        with self._lock:
+        with self._held():
             return self.db.execute(sql, params).fetchall()
 
     def alive(self) -> bool:
