@@ -59,6 +59,9 @@ class CallResult:
     settled: Settlement | None = None  # a write.settled event to emit after tool.call
     provenance: Provenance | None = None  # argument -> the source it was accepted from (§5.3)
     rules: list[dict[str, Any]] | None = None  # the rules that refused the call, each with its message
+    # `observation()` as last made, with what it was made of: the trace and the conversation both
+    # show it, so a call's answer is encoded once
+    seen: tuple[tuple[Any, ...], str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.error and self.code is None:
@@ -66,6 +69,16 @@ class CallResult:
 
     def observation(self) -> str:
         """Compact JSON the model sees: code, name, message and the next-step hint."""
+        made_of = (self.ok, self.error, self.code, self.message, self.next, self.rules, self.evidence, self.replayed,
+                   self.empty, self.data)
+        seen = self.seen
+        if seen is not None and len(seen[0]) == len(made_of) and all(a is b for a, b in zip(seen[0], made_of)):
+            return seen[1]
+        text = self._observation()
+        self.seen = (made_of, text)
+        return text
+
+    def _observation(self) -> str:
         obs: dict[str, Any] = {"ok": self.ok}
         if self.error:
             obs.update(name=self.error, code=self.code)

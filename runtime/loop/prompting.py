@@ -65,9 +65,30 @@ def arg_rule(a: ArgMeta) -> str:
     return "must come from " + " or ".join(names.get(s, s) for s in a.sources if s in names)
 
 
+# Node prompts by everything they show (the skill module by identity, as `_FOR_MESSAGE`): the same
+# node of the same skill for the same agent renders once, not once per session. Bounded: emptied when full.
+_NODE_PROMPTS: dict[tuple[Any, ...], tuple[Any, str]] = {}
+
+
 def node_system_prompt(env: SessionEnv, node: NodeState) -> str:
     """The node prompt: agent descriptions, manual, catalog, inputs, outputs."""
     module = env.skill_module(node.skill)
+    agent = env.agent_profile()
+    offered = tuple(builtins.offered(env, node))
+    values = tuple((i.name, i.required, json.dumps(node.inputs.get(i.name), ensure_ascii=False, default=str)
+                    if i.name in node.inputs else None) for i in module.INPUTS.values())
+    key = (node.skill, tuple(agent.values()), node.objective, node.target, values, offered)
+    hit = _NODE_PROMPTS.get(key)
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    if len(_NODE_PROMPTS) >= 256:
+        _NODE_PROMPTS.clear()
+    text = _node_system_prompt(env, node, module, agent, list(offered))
+    _NODE_PROMPTS[key] = (module, text)
+    return text
+
+
+def _node_system_prompt(env: SessionEnv, node: NodeState, module: Any, agent: dict[str, Any], offered: list[str]) -> str:
     tools = []
     for name in module.SKILL.tool_names:
         meta = module.TOOLS.get(name)
@@ -82,11 +103,10 @@ def node_system_prompt(env: SessionEnv, node: NodeState) -> str:
                 "required": o.required, "sources": list(o.sources), "hint": o.hint} for o in module.OUTPUTS.values()]
     skill = {"key": module.SKILL.key, "name": module.SKILL.name, "manual": module.SKILL.manual}
     # §1.3: the catalog lists the builtins too (those offered now; approval joins once a write is gated)
-    offered = builtins.offered(env, node)
     node_builtins = [{"name": n, "description": builtins.SPECS[n].description}
                      for n in offered if not n.startswith("builtin_env_")]
     env_builtins = [n for n in offered if n.startswith("builtin_env_")]
-    return render("node_system.j2", agent=env.agent_profile(), skill=skill, node=node, tools=tools,
+    return render("node_system.j2", agent=agent, skill=skill, node=node, tools=tools,
                   inputs=inputs, outputs=outputs, builtins=node_builtins, env_builtins=env_builtins)
 
 

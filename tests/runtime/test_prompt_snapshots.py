@@ -84,3 +84,45 @@ class _Empty:
 @pytest.mark.parametrize("key", SKILLS)
 def test_node_prompt_and_tools(key: str, compiled: Any, tmp_path: Path, snapshot: Any) -> None:
     assert render_node(compiled, key, tmp_path) == snapshot
+
+
+def test_a_node_prompt_is_rendered_once_for_what_it_shows_and_again_when_that_changes(
+        compiled: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`prompting._NODE_PROMPTS`: the same node of the same skill renders once across sessions; a
+    different input value, objective, target or offered builtin, another agent's descriptions or a
+    reloaded skill module renders again, and each gives the prompt a fresh render gives."""
+    from skillc.runtime.loop import prompting
+
+    renders: list[str] = []
+    real = prompting.render
+    monkeypatch.setattr(prompting, "render", lambda name, **v: renders.append(name) or real(name, **v))
+    prompting._NODE_PROMPTS.clear()
+    key = next(k for k in SKILLS if compiled.skills[k].INPUTS)
+    first = render_node(compiled, key, tmp_path / "a")
+    assert render_node(compiled, key, tmp_path / "b") == first and renders == ["node_system.j2"]
+    module = compiled.skills[key]
+    h = Harness(tmp_path / "c", {}, {}, compiled=compiled)
+    agent = next(code for code, a in sorted(compiled.agents.items()) if key in a.skills)
+
+    async def prompt(**node_fields: Any) -> str:
+        s = (await h.session()).env
+        s.task = TaskState(id="t1", session=s.id, agent=agent, message="(the user's request)")
+        node = NodeState(id="n1", task="t1", skill=key, target=resolve_target(module, None), **node_fields)
+        s.task.nodes[node.id] = node
+        s.task.order.append(node.id)
+        return node_system_prompt(s, node)
+
+    name = next(iter(module.INPUTS))
+    variants = [prompt(inputs={name: "A-1"}), prompt(inputs={name: "B-2"}), prompt(objective="another goal")]
+    texts = [asyncio.run(v) for v in variants]
+    assert len(set(texts)) == 3 and "A-1" in texts[0] and "B-2" in texts[1] and "another goal" in texts[2]
+    assert len(renders) == 4
+    prompting._NODE_PROMPTS.clear()  # a fresh render of each gives the same text
+    assert asyncio.run(prompt(inputs={name: "B-2"})) == texts[1]
+    monkeypatch.setitem(compiled.skills, key, type(module)(module.__name__))  # a reloaded module: a new object
+    for attr in dir(module):
+        if not attr.startswith("__"):
+            setattr(compiled.skills[key], attr, getattr(module, attr))
+    before = len(renders)
+    asyncio.run(prompt(inputs={name: "B-2"}))
+    assert len(renders) == before + 1
