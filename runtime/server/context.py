@@ -194,6 +194,7 @@ class ServerContext:
             return await self._io(fn, *args)
         return await self._io(self._claimed, claim, fn, *args)
 
+    @offloop.bounded
     def _claimed(self, claim: Claim | None, fn: Callable[..., Any] | None, *args: Any) -> Any:
         """On a store thread: the request's nonce claimed (when there is one to claim), then
         `fn(*args)`: the two in one round trip."""

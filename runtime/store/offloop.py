@@ -54,7 +54,7 @@ async def call(store: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T
             return await coro  # type: ignore[no-any-return]
     loop = asyncio.get_running_loop()
     now = getattr(store, "without_waiting", None)
-    if now is not None:
+    if now is not None and _bounded(store, fn):
         done, value = now(fn, args, kwargs)
         if store.checkpoint_due():  # its fsyncs may wait: on the store's thread, not awaited
             try:
@@ -64,6 +64,25 @@ async def call(store: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T
         if done:
             return value  # type: ignore[no-any-return]
     return await loop.run_in_executor(executor_of(store), functools.partial(fn, *args, **kwargs))
+
+
+# Store methods whose cost grows with the whole store, not with one session: never on the loop.
+_LONG = frozenset({"sessions", "raw"})
+
+
+def bounded(fn: Callable[..., T]) -> Callable[..., T]:
+    """Mark `fn` (not a store method) as a few store calls bounded like one, which a store may run
+    on the loop when they cannot wait (e.g. a nonce claimed, then one read)."""
+    fn.bounded_store_call = True  # type: ignore[attr-defined]
+    return fn
+
+
+def _bounded(store: Any, fn: Callable[..., Any]) -> bool:
+    """A call that may run on the loop when it cannot wait: one of the store's own methods (but
+    those that read the whole store), or one marked `bounded`."""
+    if getattr(fn, "__self__", None) is store:
+        return fn.__name__ not in _LONG
+    return getattr(fn, "bounded_store_call", False) is True
 
 
 class _Gathered:
@@ -77,6 +96,7 @@ class _Gathered:
             raise AttributeError(name)
         return lambda *args, **kwargs: self.ops.append((name, args, kwargs))
 
+    @bounded
     def apply(self, store: Any, session: str | None, options: dict[str, Any]) -> None:
         with store.unit(session, **options) as uow:
             for name, args, kwargs in self.ops:

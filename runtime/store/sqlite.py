@@ -33,6 +33,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -334,6 +335,32 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
         s in text for s in ("no such table", "no such column", "malformed", "not a database", "corrupt"))
 
 
+class _Held:
+    """`with store._held():` the store's lock, and the connection's busy timeout set for the
+    holder's kind of call (a class, not a generator: a turn takes it some forty times)."""
+
+    __slots__ = ("store", "lock")
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self.store = weakref.ref(store)  # no cycle: a dropped store is freed at once (offloop's threads go with it)
+        self.lock = store._lock
+
+    def __enter__(self) -> None:
+        store = self.store()
+        assert store is not None  # the store is the caller
+        self.lock.acquire()
+        if store._waits == store._now:  # a call of the other kind used the connection last
+            try:
+                store.db.execute(f"PRAGMA busy_timeout = {0 if store._now else store._busy_ms}")
+            except BaseException:
+                self.lock.release()
+                raise
+            store._waits = not store._now
+
+    def __exit__(self, *exc: Any) -> None:
+        self.lock.release()
+
+
 class SQLiteStore(RowReads):
     """One SQLite file (or ":memory:"); one connection, used by one thread at a time (a lock): the
     runtime calls it from one dedicated thread (`offloop.py`), tools and tests from theirs."""
@@ -350,6 +377,7 @@ class SQLiteStore(RowReads):
         self.units_renew = False  # a leased unit checks its lease in its session write; the heartbeat renews
         self._in_unit = False
         self._lock = threading.RLock()  # one statement sequence at a time on the one connection
+        self._hold = _Held(self)
         self._history = StoredHistory()
         self._nonce_sweep = Sweep()
         self._busy_ms = int(busy_timeout * 1000)
@@ -524,14 +552,9 @@ class SQLiteStore(RowReads):
 
     # ------------------------------------------------------------ calls that cannot wait
 
-    @contextmanager
-    def _held(self) -> Iterator[None]:
+    def _held(self) -> _Held:
         """The connection's lock (re-entrant), with the busy timeout of the call's kind."""
-        with self._lock:
-            if self._waits == self._now:  # a call of the other kind used the connection last
-                self.db.execute(f"PRAGMA busy_timeout = {0 if self._now else self._busy_ms}")
-                self._waits = not self._now
-            yield
+        return self._hold
 
     def without_waiting(self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, T | None]:
         """`(True, fn(*args, **kwargs))` when it ran without waiting for anything (the module's

@@ -205,3 +205,24 @@ def test_a_memory_store_runs_on_the_loop_too(monkeypatch: pytest.MonkeyPatch) ->
         assert sent == [] and not store.checkpoint_due()
     finally:
         store.close()
+
+
+def test_only_calls_bounded_like_one_run_on_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan of the whole store (`sessions`, or any function offloop is handed that is not the
+    store's or marked `offloop.bounded`) stays on the store's thread, even when it could not wait."""
+    sent = _handoffs(monkeypatch)
+    store = SQLiteStore(tmp_path / "s.sqlite")
+
+    def scan() -> int:
+        return len(store.sessions())
+
+    async def go() -> None:
+        await offloop.call(store, store.sessions)
+        await offloop.call(store, scan)
+        await offloop.call(store, offloop.bounded(lambda: store.version_of("s1")))
+
+    try:
+        asyncio.run(go())
+        assert sent == ["sessions", "scan"]
+    finally:
+        store.close()
