@@ -86,7 +86,7 @@ def build_agent(clock: scenario.Clock, mode: str, calls: int, server_cmd: list[s
         else:
             yield {0: DeltaToolCall(name=scenario.TOOL, json_args=json.dumps(args), tool_call_id=f"c{done}")}
 
-    model = FunctionModel(clock.timed_model(respond), stream_function=stream)
+    model = FunctionModel(clock.timed_model(respond), stream_function=clock.timed_stream(stream))
     if mode == "mcp":
         import mcp
         from fastmcp.client.transports import StdioTransport
@@ -130,7 +130,8 @@ def serve(port: int, calls: int, persist: str = scenario.NONE) -> None:
     from starlette.responses import PlainTextResponse, Response
     from starlette.routing import Route
 
-    agent = build_agent(scenario.Clock(), "direct", calls, None)
+    clock = scenario.Clock()  # the model's and the tool's time, which served.py takes out
+    agent = build_agent(clock, "direct", calls, None)
     log = message_log(persist)
 
     async def saved(result: Any) -> None:  # async: the adapter would run a plain function on a thread
@@ -144,7 +145,7 @@ def serve(port: int, calls: int, persist: str = scenario.NONE) -> None:
         return PlainTextResponse("ok")
 
     app = Starlette(routes=[Route("/agui", run, methods=["POST"]), Route("/healthz", healthz)])
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(scenario.with_clock(app, clock), host="127.0.0.1", port=port, log_level="warning")
 
 
 def main() -> int:

@@ -90,9 +90,10 @@ def jobs(frameworks: list[str], calls: int, turns: int, warmup: int,
     return out
 
 
-def run_one(job: Job, timeout: float) -> float | None:
-    """The job's value (its median seconds per tool call), from its result line; None (the reason
-    on stderr) when it failed, so one broken round does not lose the others' measurements."""
+def run_one(job: Job, timeout: float) -> dict[str, float] | None:
+    """The job's values (`median` seconds per tool call, and a served job's `raw`), from its
+    result line; None (the reason on stderr) when it failed, so one broken round does not lose
+    the others' measurements."""
     # A group of its own: on a timeout the driver's children (an MCP server, a served app) go too.
     proc = subprocess.Popen(job.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=HERE.parent.parent, start_new_session=True)
@@ -107,7 +108,8 @@ def run_one(job: Job, timeout: float) -> float | None:
         print(f"{job.framework} {job.persist} {job.mode} failed ({proc.returncode}):\n{stderr[-3000:]}",
               file=sys.stderr)
         return None
-    return float(scenario.parse_report(stdout)["median"])
+    found = scenario.parse_report(stdout)
+    return {k: float(found[k]) for k in ("median", table.RAW) if k in found}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,14 +131,18 @@ def main(argv: list[str] | None = None) -> int:
     venvs.ensure([v for name in frameworks if (v := DRIVERS[name][0]) is not None])
     todo = jobs(frameworks, args.calls, args.turns, args.warmup, args.setups)
     values: dict[Job, list[float]] = {job: [] for job in todo}
+    raws: dict[Job, list[float]] = {job: [] for job in todo if job.mode == "served"}
     for r in range(args.rounds):
         shift = r % len(todo)
         for job in todo[shift:] + todo[:shift]:
             print(f"round {r + 1}/{args.rounds}: {job.framework} {job.persist} {job.mode} …", file=sys.stderr)
             value = run_one(job, args.timeout)
             if value is not None:
-                values[job].append(value)
+                values[job].append(value["median"])
+                if job in raws and table.RAW in value:
+                    raws[job].append(value[table.RAW])
     rows = [table.Row(job.framework, job.mode, tuple(v), job.persist) for job, v in values.items()]
+    rows += [table.Row(job.framework, table.RAW, tuple(v), job.persist) for job, v in raws.items()]
     print(table.render(rows, args.rounds, args.calls))
     return 0 if all(len(v) == args.rounds for v in values.values()) else 1
 

@@ -120,6 +120,29 @@ class Clock:
 
         return cms_article_get
 
+    def timed_stream(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`fn` (an async generator function: a streaming model double) adding the time spent
+        producing each item to the model's."""
+        clock = self
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            items = fn(*args, **kwargs).__aiter__()
+            while True:
+                start = time.perf_counter()
+                try:
+                    item = await items.__anext__()
+                except StopAsyncIteration:
+                    return
+                finally:
+                    clock.model += time.perf_counter() - start
+                yield item
+
+        return wrapper
+
+    def totals(self) -> bytes:
+        """The clock so far, as the served apps' `/bench/clock` answers it (JSON)."""
+        return json.dumps({"model": self.model, "tool": self.tool, "calls": self.calls}).encode()
+
     def instrument_mcp(self, session_class: Any) -> None:
         """Time (and count) every `call_tool` of the MCP SDK's client session class."""
         session_class.call_tool = self.timed_tool_async(session_class.call_tool)
@@ -139,6 +162,24 @@ async def measure(turn: Callable[[], Awaitable[Any]], clock: Clock, calls: int, 
         if i >= warmup:
             samples.append((wall - clock.model - clock.tool) / calls)
     return samples
+
+
+CLOCK_PATH = "/bench/clock"  # a served app's model and tool time so far (served.py takes it out)
+
+
+def with_clock(app: Any, clock: Clock) -> Any:
+    """The ASGI `app` answering `CLOCK_PATH` itself with `clock`'s totals (before any auth of the
+    app: the bench asks it between turns, outside the timed window)."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] != CLOCK_PATH:
+            return await app(scope, receive, send)
+        body = clock.totals()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    return wrapped
 
 
 def next_step(tool_results: int, calls: int) -> dict[str, Any] | None:

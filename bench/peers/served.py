@@ -5,8 +5,14 @@ its own interpreter) on a free 127.0.0.1 port, waits for /healthz, then plays `-
 and `--turns` counted turns one after the other: a signed (skillc) or plain (Pydantic AI) POST
 /agui with a new thread each turn, the SSE stream read to RUN_FINISHED. The client is the same
 code for both apps; signing happens before the clock starts. The figure per turn is the client's
-wall time divided by the tool calls (the stream's TOOL_CALL_START events of the tool, checked):
-nothing is subtracted here, the model double and the tools take microseconds on both sides.
+wall time less the time the app spent in its model double and its tools, divided by the tool
+calls (the stream's TOOL_CALL_START events of the tool, checked against the app's clock): the
+same overhead the direct and mcp modes measure. The app's clock (`scenario.with_clock`, asked
+before and after each turn, outside the timed window) is the drivers' own: skillc's time inside
+the MCP SDK's `ClientSession.call_tool` (its tool is the canned MCP server in its process, which
+cost about 40 % of its served CPU; it was once assumed to take microseconds, as Pydantic AI's
+function tool does) and its model double; Pydantic AI's tool function and its streaming model
+double. The raw figure, nothing taken out, is reported beside it (`raw`).
 The client is bench/serve.py's lean HTTP/1.1 one (`LoopbackHttp`, `--client lean`, the default)
 or httpx (`--client httpx`): httpx spends about 1.5 ms of CPU per turn, the same on both sides,
 which the figure would otherwise count as each framework's.
@@ -20,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -57,8 +64,12 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes], limit: float = 120.0) ->
     raise SystemExit("the app did not come up")
 
 
-async def play(url: str, sign: bool, calls: int, turns: int, warmup: int, client: str = "lean") -> list[float]:
-    """Client wall time per tool call of `turns` turns after `warmup`."""
+async def play(url: str, sign: bool, calls: int, turns: int, warmup: int, client: str = "lean",
+               raw: list[float] | None = None) -> list[float]:
+    """Overhead per tool call of `turns` turns after `warmup`: the client's wall time less the
+    app's time in its model double and its tools, as the app's clock (`scenario.CLOCK_PATH`,
+    asked before and after each turn, outside the timed window) says; `raw` gets the client's
+    wall time per call, nothing taken out."""
     secret = None
     if sign:
         from skillc.runtime.server.auth import sign_request
@@ -68,7 +79,7 @@ async def play(url: str, sign: bool, calls: int, turns: int, warmup: int, client
 
     samples: list[float] = []
     post = _lean_post(url) if client == "lean" else _httpx_post(url)
-    async with post as send:
+    async with post as (send, send_clock):
         for i in range(warmup + turns):
             body = json.dumps({"threadId": f"t{i}", "runId": f"r{i}", "state": {}, "tools": [], "context": [],
                                "forwardedProps": {},
@@ -76,9 +87,11 @@ async def play(url: str, sign: bool, calls: int, turns: int, warmup: int, client
             headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
             if secret is not None:
                 headers.update(sign_request(secret, "POST", "/agui", body, PLATFORM))
+            before = json.loads((await send_clock(b"", {}))[1])
             started = time.perf_counter()
             status, stream = await send(body, headers)
             wall = time.perf_counter() - started
+            after = json.loads((await send_clock(b"", {}))[1])
             if status != 200:
                 raise SystemExit(f"POST /agui answered {status}: {stream[:300]!r}")
             last, tool_calls = "", 0
@@ -89,36 +102,48 @@ async def play(url: str, sign: bool, calls: int, turns: int, warmup: int, client
                         tool_calls += 1
             if '"RUN_FINISHED"' not in last or tool_calls != calls:
                 raise SystemExit(f"turn {i}: {tool_calls} tool calls, last event {last[:200]}")
+            if after["calls"] - before["calls"] != calls:
+                raise SystemExit(f"turn {i}: the app's clock counted {after['calls'] - before['calls']} tool calls")
+            inside = (after["model"] - before["model"]) + (after["tool"] - before["tool"])
             if i >= warmup:
-                samples.append(wall / calls)
+                samples.append((wall - inside) / calls)
+                if raw is not None:
+                    raw.append(wall / calls)
     return samples
 
 
+Post = Callable[[bytes, dict[str, str]], Awaitable[tuple[int, bytes]]]
+
+
 @contextlib.asynccontextmanager
-async def _lean_post(url: str) -> AsyncIterator[Callable[[bytes, dict[str, str]], Awaitable[tuple[int, bytes]]]]:
-    """POST /agui with bench/serve.py's lean client; the whole response is read before it returns."""
+async def _lean_post(url: str) -> AsyncIterator[tuple[Post, Post]]:
+    """POST /agui (and the app's clock) with bench/serve.py's lean client; the whole response is
+    read before it returns."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from serve import LoopbackHttp
 
     host, port = url.removeprefix("http://").rsplit(":", 1)
     http = LoopbackHttp(host, int(port))
     try:
-        yield lambda body, headers: http.post("/agui", body, headers)
+        yield (lambda body, headers: http.post("/agui", body, headers),
+               lambda body, headers: http.post(scenario.CLOCK_PATH, body, headers))
     finally:
         await http.aclose()
 
 
 @contextlib.asynccontextmanager
-async def _httpx_post(url: str) -> AsyncIterator[Callable[[bytes, dict[str, str]], Awaitable[tuple[int, bytes]]]]:
-    """POST /agui with httpx, the stream read to its end."""
+async def _httpx_post(url: str) -> AsyncIterator[tuple[Post, Post]]:
+    """POST /agui (and the app's clock) with httpx, the stream read to its end."""
     import httpx
 
     async with httpx.AsyncClient(base_url=url, timeout=60) as http:
-        async def send(body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
-            async with http.stream("POST", "/agui", content=body, headers=headers) as resp:
-                return resp.status_code, await resp.aread()
+        def poster(path: str) -> Post:
+            async def send(body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+                async with http.stream("POST", path, content=body, headers=headers) as resp:
+                    return resp.status_code, await resp.aread()
+            return send
 
-        yield send
+        yield poster("/agui"), poster(scenario.CLOCK_PATH)
 
 
 def main() -> int:
@@ -138,7 +163,9 @@ def main() -> int:
     try:
         url = f"http://127.0.0.1:{port}"
         wait_ready(url, proc)
-        scenario.report(asyncio.run(play(url, args.sign, args.calls, args.turns, args.warmup, args.client)))
+        raw: list[float] = []
+        samples = asyncio.run(play(url, args.sign, args.calls, args.turns, args.warmup, args.client, raw))
+        scenario.report(samples, raw=statistics.median(raw))
     finally:
         proc.terminate()
         try:

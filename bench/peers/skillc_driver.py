@@ -130,6 +130,11 @@ def serve(port: int, calls: int, persist: str = scenario.SQLITE) -> None:
     from skillc.runtime.server import create_app
     from skillc.runtime.server.options import ServeOptions
 
+    import mcp
+
+    clock = scenario.Clock()  # the model's and the tools' time, which served.py takes out
+    clock.instrument_mcp(mcp.ClientSession)
+
     def answer(request: Any) -> Any:
         # Which step this is follows from the session's own messages, so concurrent or
         # consecutive threads never share a script.
@@ -144,8 +149,9 @@ def serve(port: int, calls: int, persist: str = scenario.SQLITE) -> None:
     source = compiled(tmp)
     config = parse_config(f"[studio]\nsource = {str(source)!r}\n[store]\npath = {store_path(tmp, persist)!r}\n",
                           tmp / "skillc.toml")
-    app = create_app(config=config, model=ModelDouble(answer), servers=servers("serve", None),
+    app = create_app(config=config, model=ModelDouble(clock.timed_model(answer)), servers=servers("serve", None),
                      options=ServeOptions(secret=SECRET, studio_refresh=3600.0, trace_dir=str(tmp / "traces")))
+    app = scenario.with_clock(app, clock)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 

@@ -7,6 +7,8 @@ driver playing the turn for real (in process, and against the stdio tool server 
 """
 from __future__ import annotations
 
+import asyncio
+
 import json
 import subprocess
 import sys
@@ -201,4 +203,52 @@ def test_the_served_client_plays_skillcs_app_to_the_end_of_each_run(client: str)
     done = subprocess.run([sys.executable, str(PEERS / "served.py"), "--app", app, "--sign", "--client", client,
                            "--turns", "2", "--warmup", "1"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert len(scenario.parse_report(done.stdout)["samples"]) == 2
+    found = scenario.parse_report(done.stdout)
+    assert len(found["samples"]) == 2
+    # the app's clock (its MCP tool calls and model double) is taken out of the raw client time
+    assert 0 < found["median"] < found["raw"]
+
+
+def test_the_app_clock_answers_its_totals_before_the_app_and_passes_everything_else() -> None:
+    clock = scenario.Clock()
+    clock.model, clock.tool, clock.calls = 0.25, 0.5, 5
+    seen: list[str] = []
+
+    async def app(scope: dict, receive: object, send: object) -> None:
+        seen.append(scope["path"])
+
+    async def go() -> list[dict]:
+        sent: list[dict] = []
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        wrapped = scenario.with_clock(app, clock)
+        await wrapped({"type": "http", "path": scenario.CLOCK_PATH}, None, send)
+        await wrapped({"type": "http", "path": "/agui"}, None, send)
+        return sent
+
+    sent = asyncio.run(go())
+    assert seen == ["/agui"] and sent[0]["status"] == 200
+    assert json.loads(sent[1]["body"]) == {"model": 0.25, "tool": 0.5, "calls": 5}
+
+
+def test_a_streamed_model_doubles_time_is_the_models() -> None:
+    clock = scenario.Clock()
+
+    async def stream() -> object:
+        for i in range(3):
+            yield i
+
+    async def go() -> list[int]:
+        return [i async for i in clock.timed_stream(stream)()]
+
+    assert asyncio.run(go()) == [0, 1, 2] and clock.model > 0
+
+
+def test_the_raw_served_rows_are_shown_and_never_judged() -> None:
+    rows = [row("skillc", "served", 1.0), row("pydantic-ai", "served", 6.0),
+            row("skillc", table.RAW, 1.5), row("pydantic-ai", table.RAW, 6.0)]
+    text = table.render(rows, 1, 5)
+    assert "  pydantic-ai            raw            6.000 ms  (6.000-6.000)           4.0x" in text
+    assert text.splitlines()[-1].startswith("as shipped: skillc vs best peer per tool call: 6.0x (target ≥ 5x) MET")
