@@ -107,8 +107,8 @@ class _WouldWait(Exception):
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    return (code & 0xFF) in _BUSY if isinstance(code, int) else "locked" in str(exc)
+    code = getattr(exc, "sqlite_errorcode", None)  # None for the module's own errors (a closed connection)
+    return isinstance(code, int) and (code & 0xFF) in _BUSY
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:
@@ -336,7 +336,7 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
 
 
 class _Held:
-    """`with store._held():` the store's lock, and the connection's busy timeout set for the
+    """`with store._hold:` the store's lock, and the connection's busy timeout set for the
     holder's kind of call (a class, not a generator: a turn takes it some forty times)."""
 
     __slots__ = ("store", "lock")
@@ -441,7 +441,7 @@ class SQLiteStore(RowReads):
     def unit(self, session: str | None = None, *, holder: str | None = None, expires: float | None = None,
              fence: int | None = None) -> Iterator[_Unit]:
         """One transaction (see base.Store.unit)."""
-        with self._held():
+        with self._hold:
             with self._unit(session, holder, expires, fence) as uow:
                 yield uow
 
@@ -534,7 +534,7 @@ class SQLiteStore(RowReads):
         """One statement outside any unit, its own transaction (SQLite's autocommit takes the
         write lock for the whole statement): its rows, or with `count` the rows it changed.
         `reads`: the session whose rows it reads, whose damage is `StoreCorrupt` as in `_rows`."""
-        with self._held():
+        with self._hold:
             if self._in_unit:
                 raise StoreError("a lease cannot change inside a unit of work")
             try:
@@ -551,10 +551,6 @@ class SQLiteStore(RowReads):
             return out
 
     # ------------------------------------------------------------ calls that cannot wait
-
-    def _held(self) -> _Held:
-        """The connection's lock (re-entrant), with the busy timeout of the call's kind."""
-        return self._hold
 
     def without_waiting(self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, T | None]:
         """`(True, fn(*args, **kwargs))` when it ran without waiting for anything (the module's
@@ -590,7 +586,7 @@ class SQLiteStore(RowReads):
         """A passive WAL checkpoint (copies what no reader needs into the file, waits for no
         one; its fsyncs are why it never runs `without_waiting`). Errors are left for the next."""
         try:
-            with self._held():
+            with self._hold:
                 if self._now or self._in_unit:
                     return
                 self._commits, self._asked = 0, False
@@ -602,7 +598,7 @@ class SQLiteStore(RowReads):
 
     def _rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         try:
-            with self._held():
+            with self._hold:
                 return self.db.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             if self._now and _is_busy(exc):
@@ -613,7 +609,7 @@ class SQLiteStore(RowReads):
 
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history, or None; `StoreCorrupt` when a row cannot be read."""
-        with self._held():  # one moment of the session: no unit of another thread in between
+        with self._hold:  # one moment of the session: no unit of another thread in between
             return self._session(session_id)
 
     def _session(self, session_id: str) -> SessionState | None:
@@ -636,7 +632,7 @@ class SQLiteStore(RowReads):
 
     def load_or_create(self, state: SessionState, now: float) -> SessionState | None:
         """The stored session, or None once `state` was stored as new (see base.Store.load_or_create)."""
-        with self._held():  # no unit of another thread in between
+        with self._hold:  # no unit of another thread in between
             found = self._session(state.id)
             if found is not None:
                 return found
@@ -665,12 +661,12 @@ class SQLiteStore(RowReads):
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""
-        with self._held():
+        with self._hold:
             return [tuple(r) for r in self.db.execute("SELECT id, updated FROM sessions ORDER BY updated DESC")]
 
     def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Read-only query for tools and tests."""
-        with self._held():
+        with self._hold:
             return self.db.execute(sql, params).fetchall()
 
     def alive(self) -> bool:
