@@ -24,6 +24,10 @@ event of a session).
   A session reopened by another process continues its chain from the head the store kept
   (`continue_chain`, called by runtime/durable.py); with `append=True` the new process adds to
   the same file after its last `seq`, so the file verifies as one chain across the restart.
+  An event that reaches nobody (a writer with no file, kept list, listener, sink or observer:
+  an embedded `Runtime` whose trace nobody asked for) is not sealed and does not move the head:
+  there is nothing to verify, and a head stored for it would name an event no file holds, so a
+  later writer's first `prev` would point at nothing. It was also ~8 % of an in-process turn.
 - **Audit events**: an approval asked or decided and a write settled are followed by
   `audit.approval` / `audit.settlement` with who, what (digests) and when: the session builds
   them (`telemetry/audit.py` `follow`, with the facts it holds) and emits them here.
@@ -99,6 +103,12 @@ class TraceWriter:
                                "to read `events`, or add a listener")
         return self._events
 
+    def received(self) -> bool:
+        """Whether an event emitted now reaches anyone: the file, the kept list, a listener, a
+        sink's flush or an observer. An event nobody receives is not sealed (see the module's
+        docstring: the hash chain)."""
+        return bool(self._fh or self._events is not None or self.listeners or self.flushers or self.observers)
+
     def add_listener(self, listener: Listener) -> None:
         """Call `listener(event)` for every event from now on (after it is written)."""
         self.listeners.append(listener)
@@ -131,7 +141,7 @@ class TraceWriter:
         written.update(event)  # `type` keeps its place; `node` comes first of the event's own
         if "node" in written and written["node"] is None:
             del written["node"]
-        if self.chain is not None:
+        if self.chain is not None and self.received():
             self.chain.seal(written)
         if self._events is not None:
             self._events.append(written)

@@ -24,8 +24,9 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compile_ledger(tmp_path_factory.mktemp("ledger") / "compiled")
 
 
-async def _process(compiled: Path, tmp: Path, trace_path: Path, turn: Any) -> None:
-    """One "process": a runtime over the store file and the trace file (appended to), one turn."""
+async def _process(compiled: Path, tmp: Path, trace_path: Path | None, turn: Any) -> None:
+    """One "process": a runtime over the store file and the trace file (appended to; None: a
+    runtime whose trace nobody receives, as an embedded `Runtime` has by default), one turn."""
     from skillc.runtime.outside.config import Settings
     from skillc.runtime.compiled.loader import load_compiled
     from skillc.runtime.mcp.gateway import InProcessServer, McpGateway
@@ -39,7 +40,7 @@ async def _process(compiled: Path, tmp: Path, trace_path: Path, turn: Any) -> No
     model = ScriptedModel()
     runtime = Runtime(load_compiled(compiled), gateway, model, open_store(tmp / "store.sqlite"),
                       Settings.from_mapping({}), clock=lambda: 1_800_000_000.0, seed=7,
-                      trace=TraceWriter(str(trace_path), append=True))
+                      trace=TraceWriter(str(trace_path), append=True) if trace_path else TraceWriter())
     try:
         session = await runtime.open_session(PLATFORM, session_id="s1")
         await turn(session, model)
@@ -86,6 +87,59 @@ def test_a_restarted_process_continues_the_sessions_chain(compiled: Path, tmp_pa
     lines[len(first) - 1] = json.dumps(edited)
     trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert verify(iter_events(str(trace))).problem.kind == "altered"  # type: ignore[union-attr]
+
+
+def test_a_process_whose_trace_nobody_receives_leaves_the_chain_where_it_was(
+        compiled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between two processes writing the trace file, one with no trace sink at all runs a turn of
+    the same session: its events reach nobody, so it seals none and stores no head of its own; the
+    third process continues the file's chain from the first one's last event, and the file
+    verifies without a break or a restart (a head of events no file holds would be a dangling
+    `prev`)."""
+    monkeypatch.delenv("SKILLC_AUDIT_KEY", raising=False)
+    trace = tmp_path / "trace.jsonl"
+
+    async def ask(session: Any, model: Any) -> None:
+        model.load_turn([POST, APPROVE])
+        assert (await session.send("Book 420 under reference R-7001")).kind == "APPROVAL"
+
+    async def reject(session: Any, model: Any) -> None:
+        model.load_turn([FINISH])
+        await session.answer({"decision": "REJECT"})
+
+    async def again(session: Any, model: Any) -> None:
+        model.load_turn([POST, APPROVE])
+        assert (await session.send("Book 430 under reference R-7002")).kind == "APPROVAL"
+
+    asyncio.run(_process(compiled, tmp_path, trace, ask))
+    first = [e for _, e in iter_events(str(trace))]
+    asyncio.run(_process(compiled, tmp_path, None, reject))
+    store = open_store(tmp_path / "store.sqlite")
+    try:
+        assert store.trace_head("s1") == first[-1]["hash"]  # the unheard turn did not move it
+    finally:
+        store.close()
+    asyncio.run(_process(compiled, tmp_path, trace, again))
+    events = [e for _, e in iter_events(str(trace))]
+    assert len(events) > len(first) and events[len(first)]["prev"] == first[-1]["hash"]
+    verdict = verify(iter_events(str(trace)))
+    assert verdict.ok and verdict.problem is None, verdict.problem
+    assert not verdict.notes, verdict.notes
+
+
+def test_a_writer_seals_only_what_someone_receives() -> None:
+    """No file, kept list, listener, sink or observer: the event goes out unsealed and the head
+    stays; the first event someone receives is chained from the session's anchor."""
+    writer = TraceWriter()
+    quiet = writer.emit({"type": "turn.started", "message": "hi"}, session="s1", turn=1)
+    assert "hash" not in quiet and "prev" not in quiet and writer.chain_head("s1") is None
+    heard: list[dict[str, Any]] = []
+    writer.add_listener(lambda ev: heard.append(dict(ev)))
+    writer.emit({"type": "turn.started", "message": "again"}, session="s1", turn=2)
+    writer.emit({"type": "turn.reply", "text": "ok", "suspended": False}, session="s1", turn=2)
+    assert heard[0]["prev"] == writer.chain.anchor("s1")  # type: ignore[union-attr]
+    assert heard[1]["prev"] == heard[0]["hash"] and writer.chain_head("s1") == heard[1]["hash"]
+    assert verify(iter(enumerate(heard, 1))).ok
 
 
 def test_appending_numbers_on_after_a_line_cut_short(tmp_path: Path) -> None:
