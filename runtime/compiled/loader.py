@@ -167,20 +167,25 @@ class CompiledStudio:
     _module_sha: dict[str, str] = field(default_factory=dict, repr=False)
     _graph_sha: dict[str, str] = field(default_factory=dict, repr=False)
     _manifest_stamp: tuple[int, int, int] | None = field(default=None, repr=False)
+    _manifest_path: str = field(default="", repr=False)
+
+    def _manifest_name(self) -> str:
+        self._manifest_path = os.fspath(self.out_dir / MANIFEST)
+        return self._manifest_path
 
     def refresh(self) -> bool:
         """Re-read the manifest (after rebuilding from `source`, when set); re-import changed
         modules and graphs only. Returns True when anything changed."""
         if self.source is not None:
             _compile_on_load(self.compiler, self.source, self.out_dir)
-        path = self.out_dir / MANIFEST
         try:
-            st = path.stat()
+            st = os.stat(self._manifest_path or self._manifest_name())  # every turn: no Path join here
         except OSError as exc:
             raise CompiledStudioError(f"no compiled studio in {self.out_dir} (run `skillc compile`)") from exc
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         if stamp == self._manifest_stamp:
             return False
+        path = self.out_dir / MANIFEST
         try:
             manifest = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as exc:
