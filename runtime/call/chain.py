@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 # §14.4: which call failures leave a write's outcome uncertain.
 UNCERTAIN = frozenset({ErrorName.TOOL_TIMEOUT, ErrorName.TOOL_IO_ERROR, ErrorName.MCP_RPC_ERROR, ErrorName.TOOL_ERROR})
 MAX_DATA_CHARS = 4000
+# what `json.dumps(obs, ensure_ascii=False, default=str)` does, its encoder built once (five calls a turn)
+_OBSERVATION = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 @dataclass(slots=True)
@@ -96,10 +98,10 @@ class CallResult:
             obs["empty"] = True
         if self.data is not None:
             obs["data"] = self.data
-        text = json.dumps(obs, ensure_ascii=False, default=str)
+        text = _OBSERVATION(obs)
         if len(text) > MAX_DATA_CHARS:
-            obs["data"] = json.dumps(self.data, ensure_ascii=False, default=str)[:MAX_DATA_CHARS] + "…"
-            text = json.dumps(obs, ensure_ascii=False, default=str)
+            obs["data"] = _OBSERVATION(self.data)[:MAX_DATA_CHARS] + "…"
+            text = _OBSERVATION(obs)
         return text
 
 

@@ -16,6 +16,7 @@ from skillc.runtime.text import border
 from skillc.runtime.call import lifecycle
 from skillc.runtime.compiled.skillmeta import Judgement, ToolMeta
 from skillc.runtime.compiled.values import MISSING, default_empty
+from skillc.runtime.seam.indexes import evidence_index
 from skillc.runtime.seam.state import Evidence, NodeState
 from skillc.runtime.words.vocab import EvidenceStatus, NodeStatus, Suspension
 from skillc.runtime.words.vocab import SideEffect
@@ -98,8 +99,6 @@ def settle_write(env: SessionEnv, node: NodeState, ev: Evidence, ok: bool, *, vi
 async def settle_open_writes(env: SessionEnv, node: NodeState) -> NodeStatus | None:
     """Verify uncertain writes (§14.3): by the contract's verify tool, else ask the user (VERIFY).
     Returns SUSPENDED when the user must answer."""
-    from skillc.runtime.seam.indexes import evidence_index
-
     # the node's unsettled writes from the session's index (not a scan of every record it holds)
     for ev in evidence_index(env).open_of(node.task, node.id):
         if ev.status not in UNSETTLED:

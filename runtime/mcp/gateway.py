@@ -353,7 +353,7 @@ class McpGateway:
                     meta: dict[str, Any] | None = None) -> CallOutcome:
         """One `tools/call` under the timeout, classified."""
         import anyio
-        from mcp import MCPError
+        from mcp.shared.exceptions import MCPError  # a module, not the package: no fromlist walk per call
 
         server = conn.name
         try:
