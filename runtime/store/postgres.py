@@ -5,11 +5,13 @@ Same layout and rules as the SQLite store (see `sqlite.py` and `base.py`; the do
 are written and read back by `rows.py`): a session row with a version, history appended per
 session, one transaction per unit of work. What PostgreSQL adds:
 
-- **Async, on the store's own loop** (`storeloop.py`): the pool's connections are psycopg
-  `AsyncConnection`s living on one event loop thread of the store. The runtime awaits each call
-  (`offloop.call` / `offloop.unit` find the coroutine through `coroutine`), so no store call
-  blocks its loop, and a session waiting on a row lock is a suspended coroutine, not a thread;
-  synchronous tools and tests call the same store synchronously (they wait for the coroutine).
+- **Async, on the runtime's loop or the store's own** (`postgres_home.py`, `storeloop.py`): the
+  connections are psycopg `AsyncConnection`s. The runtime awaits each call (`offloop.call` /
+  `offloop.unit` find the coroutine through `coroutine`), on connections of its own loop (the
+  home: no thread handoff) while one is free, else on the pool living on one event loop thread
+  of the store. Either way no store call blocks the runtime's loop, and a session waiting on a
+  row lock is a suspended coroutine, not a thread; synchronous tools and tests call the same
+  store synchronously (they wait for the coroutine on the store's loop).
 - **One round trip per unit of work**: a unit's writes are gathered (`postgres_unit.py`) and sent
   as one pipeline flight — `BEGIN`, the lease check, every statement, `COMMIT` — each statement
   prepared on its connection. Row-count checks fail inside the server (the lease held, the
@@ -48,6 +50,7 @@ again). The URL is libpq's (`postgresql://user@host:port/db?…`); a schema can 
 """
 from __future__ import annotations
 
+import asyncio
 import select
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -63,6 +66,7 @@ from skillc.runtime.store.base import (
     StoreUnavailable,
     holder_dead,
 )
+from skillc.runtime.store.postgres_home import CURRENT, HomeConnections, Slot
 from skillc.runtime.store.postgres_schema import MIGRATIONS
 from skillc.runtime.store.postgres_unit import (
     HISTORY_COUNTS,
@@ -173,9 +177,16 @@ def _ended(conn: psycopg.AsyncConnection[Any]) -> bool:
     return bool(readable)
 
 
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    """A call whose awaiting task was cancelled fails unseen: its error is taken here, so asyncio
+    does not log it as never retrieved (the call's own caller saw the cancellation)."""
+    if not task.cancelled():
+        task.exception()
+
+
 class PostgresStore(RowReads):
-    """A PostgreSQL database through an async connection pool on the store's own loop; safe to
-    use from any thread and any event loop."""
+    """A PostgreSQL database through async connections on the runtime's loop and a pool on the
+    store's own loop; safe to use from any thread and any event loop."""
 
     PARAM = "%s"
 
@@ -195,6 +206,7 @@ class PostgresStore(RowReads):
                                         "options": _options(url, lock_timeout, statement_timeout)}
         self._loop = StoreLoop("skillc-store-pg")
         self.pool: AsyncConnectionPool[Any] | None = None
+        self._home = HomeConnections(url, self._kwargs, max(1, pool_size))
         try:
             self._migrate()
             self._loop.run(self._open_pool(max(1, pool_size), pool_timeout))
@@ -211,6 +223,7 @@ class PostgresStore(RowReads):
         await self.pool.open()
 
     def _close_quietly(self) -> None:
+        self._home.close()
         pool = self.pool
         if pool is not None:
             try:
@@ -239,12 +252,41 @@ class PostgresStore(RowReads):
 
     def coroutine(self, name: str, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any] | None:
         """The coroutine of interface method `name` with these arguments, for `offloop.call` to
-        await on the store's loop (`submit`); None when `name` has none."""
+        await (`_awaited`); None when `name` has none."""
         if name in _NATIVE:
-            return self._loop.submit(getattr(self, "_a_" + name)(*args, **kwargs))
+            return self._awaited(getattr(self, "_a_" + name)(*args, **kwargs))
         if name in self.READS:
-            return self._loop.submit(self._a_read(self.plan(name, *args, **kwargs)))
+            return self._awaited(self._a_read(self.plan(name, *args, **kwargs)))
         return None
+
+    def _wait(self, coro: Coroutine[Any, Any, T]) -> T:
+        """`coro` run on the store's loop for a synchronous caller; StoreUnavailable once closed."""
+        if self._closed:
+            coro.close()
+            raise StoreUnavailable(f"store {self.path} is closed")
+        return self._loop.run(coro)
+
+    async def _awaited(self, coro: Coroutine[Any, Any, T]) -> T:
+        """`coro` run on a home connection of the awaiting loop when one is free (postgres_home.py),
+        else on the store's loop. Either way it is not cancelled with the task awaiting it (see
+        storeloop.py): it runs as a task of its own."""
+        if self._closed:  # the store's loop is gone too: nothing to submit to
+            coro.close()
+            raise StoreUnavailable(f"store {self.path} is closed")
+        loop = asyncio.get_running_loop()
+        slot = self._home.take(loop) if loop is not self._loop.loop else None
+        if slot is None:
+            return await self._loop.submit(coro)
+        task = loop.create_task(self._lent(slot, coro))
+        task.add_done_callback(_retrieved)
+        return await asyncio.shield(task)
+
+    async def _lent(self, slot: Slot, coro: Coroutine[Any, Any, T]) -> T:
+        CURRENT.set(slot)  # this task's context only: its flights use the slot's connection
+        try:
+            return await coro
+        finally:
+            self._home.give_back(slot)
 
     @asynccontextmanager
     async def unit_async(self, session: str | None = None, *, holder: str | None = None,
@@ -253,7 +295,7 @@ class PostgresStore(RowReads):
         sent as one flight on the store's loop."""
         uow = self._new_unit()
         yield uow
-        await self._loop.submit(self._a_commit(uow, session, holder, expires, fence))
+        await self._awaited(self._a_commit(uow, session, holder, expires, fence))
         self._history.note(uow.noted)  # committed
 
     def _new_unit(self) -> PostgresUnit:
@@ -271,8 +313,9 @@ class PostgresStore(RowReads):
         restart, a terminated backend) costs nothing. Any other failure is the caller's to see."""
         if self._closed or self.pool is None:
             raise StoreUnavailable(f"store {self.path} is closed")
+        slot = CURRENT.get()
         for _ in range(self._retries + 1):
-            async with self.pool.connection() as conn:
+            async with slot.connection() if slot is not None else self.pool.connection() as conn:
                 if _ended(conn):
                     await conn.close()  # the pool drops a closed connection
                     continue
@@ -333,7 +376,7 @@ class PostgresStore(RowReads):
         """One transaction (see base.Store.unit), for synchronous callers."""
         uow = self._new_unit()
         yield uow
-        self._loop.run(self._a_commit(uow, session, holder, expires, fence))
+        self._wait(self._a_commit(uow, session, holder, expires, fence))
         self._history.note(uow.noted)  # committed
 
     async def _a_commit(self, uow: PostgresUnit, session: str | None, holder: str | None, expires: float | None,
@@ -366,7 +409,7 @@ class PostgresStore(RowReads):
         """Take the lease when free, expired, held by a dead process of this host, or ours; each
         grant takes the next fencing token. A lease row locked beyond `lock_timeout` (a stuck
         transaction) is not granted: the session is busy, the worker is not frozen."""
-        return self._loop.run(self._a_acquire_lease(session, holder, now, ttl))
+        return self._wait(self._a_acquire_lease(session, holder, now, ttl))
 
     async def _a_acquire_lease(self, session: str, holder: str, now: float, ttl: float) -> Lease:
         try:
@@ -406,7 +449,7 @@ class PostgresStore(RowReads):
 
     def renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
         """The heartbeat (see base.Store.renew_lease)."""
-        return self._loop.run(self._a_renew_lease(session, holder, fence, expires))
+        return self._wait(self._a_renew_lease(session, holder, fence, expires))
 
     async def _a_renew_lease(self, session: str, holder: str, fence: int, expires: float) -> bool:
         count = await self._one("renew the lease of session " + session, session, _RENEW,
@@ -416,7 +459,7 @@ class PostgresStore(RowReads):
     def release_lease(self, session: str, holder: str, *, fence: int | None = None,
                       delivered_turn: int | None = None, trace_head: str | None = None) -> None:
         """Give the lease back, mark the reply delivered and store the chain head, together."""
-        self._loop.run(self._a_release_lease(session, holder, fence=fence, delivered_turn=delivered_turn,
+        self._wait(self._a_release_lease(session, holder, fence=fence, delivered_turn=delivered_turn,
                                              trace_head=trace_head))
 
     async def _a_release_lease(self, session: str, holder: str, *, fence: int | None = None,
@@ -426,7 +469,7 @@ class PostgresStore(RowReads):
 
     def mark_delivered(self, session: str, turn: int) -> None:
         """The reply of `turn` reached its client."""
-        self._loop.run(self._a_mark_delivered(session, turn))
+        self._wait(self._a_mark_delivered(session, turn))
 
     async def _a_mark_delivered(self, session: str, turn: int) -> None:
         await self._one("mark a reply of session " + session + " delivered", session, _DELIVERED, (session, turn),
@@ -434,7 +477,7 @@ class PostgresStore(RowReads):
 
     def claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
         """Record `nonce`; False when any worker recorded it before (see base.Store.claim_nonce)."""
-        return self._loop.run(self._a_claim_nonce(nonce, now, keep))
+        return self._wait(self._a_claim_nonce(nonce, now, keep))
 
     async def _a_claim_nonce(self, nonce: str, now: float, keep: float) -> bool:
         if self._nonce_sweep.due(now):
@@ -444,7 +487,7 @@ class PostgresStore(RowReads):
     # ------------------------------------------------------------ reads
 
     def _rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        return self._loop.run(self._a_rows(session, what, sql, params))
+        return self._wait(self._a_rows(session, what, sql, params))
 
     async def _a_rows(self, session: str, what: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """One read statement, outside any transaction (one round trip)."""
@@ -457,7 +500,7 @@ class PostgresStore(RowReads):
 
     def get_session(self, session_id: str) -> SessionState | None:
         """The session with its history, or None; `StoreCorrupt` when a row cannot be read."""
-        return self._loop.run(self._a_get_session(session_id))
+        return self._wait(self._a_get_session(session_id))
 
     async def _a_get_session(self, session_id: str) -> SessionState | None:
         """One flight in one repeatable-read snapshot: the row, its history and its task ids."""
@@ -483,7 +526,7 @@ class PostgresStore(RowReads):
 
     def load_or_create(self, state: SessionState, now: float) -> SessionState | None:
         """The stored session, or None once `state` was stored as new (see base.Store.load_or_create)."""
-        return self._loop.run(self._a_load_or_create(state, now))
+        return self._wait(self._a_load_or_create(state, now))
 
     async def _a_load_or_create(self, state: SessionState, now: float) -> SessionState | None:
         found = await self._a_get_session(state.id)
@@ -505,7 +548,7 @@ class PostgresStore(RowReads):
     def version_of(self, session_id: str) -> int:
         """The stored session's version (0 when absent): one indexed read, for a worker to tell
         whether its copy of a session is still the latest before using it."""
-        return self._loop.run(self._a_version_of(session_id))
+        return self._wait(self._a_version_of(session_id))
 
     async def _a_version_of(self, session_id: str) -> int:
         rows = await self._a_rows(session_id, "session", "SELECT version FROM sessions WHERE id = %s", (session_id,))
@@ -513,7 +556,7 @@ class PostgresStore(RowReads):
 
     def sessions(self) -> list[tuple[str, float]]:
         """(id, last update) of every session, newest first."""
-        return self._loop.run(self._a_sessions())
+        return self._wait(self._a_sessions())
 
     async def _a_sessions(self) -> list[tuple[str, float]]:
         rows = await self._a_rows("*", "sessions", "SELECT id, updated FROM sessions ORDER BY updated DESC", ())
@@ -521,7 +564,7 @@ class PostgresStore(RowReads):
 
     def raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """A query for tools and tests; `?` placeholders (SQLite's) are accepted as well."""
-        return self._loop.run(self._a_raw(sql, params))
+        return self._wait(self._a_raw(sql, params))
 
     async def _a_raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         if params and "?" in sql:
@@ -537,7 +580,7 @@ class PostgresStore(RowReads):
         return not self._closed
 
     def close(self) -> None:
-        """Close the pool and the store's loop."""
+        """Close the home connections, the pool and the store's loop."""
         if self._closed:
             return
         self._closed = True
