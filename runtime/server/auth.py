@@ -140,7 +140,25 @@ class StoredNonces:
         try:
             return not self.store.claim_nonce(nonce, now, keep=2 * self.window)
         except StoreError as exc:
-            raise ApiError("AUTH_UNAVAILABLE", f"the replayed-request check cannot reach the store: {exc}") from exc
+            raise _unavailable(exc) from exc
+
+    async def seen_awaited(self, nonce: str, now: float) -> bool:
+        """`seen`, awaited through the store's async face (PostgreSQL: on the runtime's loop)."""
+        from skillc.runtime.store import offloop
+        from skillc.runtime.store.base import StoreError
+
+        try:
+            return not await offloop.call(self.store, self.store.claim_nonce, nonce, now, keep=2 * self.window)
+        except StoreError as exc:
+            raise _unavailable(exc) from exc
+
+
+def _unavailable(exc: Exception) -> ApiError:
+    return ApiError("AUTH_UNAVAILABLE", f"the replayed-request check cannot reach the store: {exc}")
+
+
+def _replayed() -> ApiError:
+    return ApiError("AUTH_REPLAYED", "this nonce was already used: a replayed request")
 
 
 @dataclass
@@ -213,7 +231,13 @@ class GatewayAuth:
         """Record a verified request's nonce; ApiError AUTH_REPLAYED when it was used before
         (with a store, on the store's threads: it writes)."""
         if self.nonces.seen(nonce, now):
-            raise ApiError("AUTH_REPLAYED", "this nonce was already used: a replayed request")
+            raise _replayed()
+
+    async def claim_awaited(self, nonce: str, now: float) -> None:
+        """`claim` for a coroutine, the store's async face awaited (no thread; in memory at once)."""
+        nonces = self.nonces
+        if await nonces.seen_awaited(nonce, now) if isinstance(nonces, StoredNonces) else nonces.seen(nonce, now):
+            raise _replayed()
 
     def _platform_of(self, header: str) -> dict[str, Any]:
         """The platform fields of a verified identity header, decoded once per header text (a

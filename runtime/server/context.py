@@ -185,13 +185,19 @@ class ServerContext:
     async def claim(self, claim: Claim | None) -> None:
         """Make a claim `verify` left (ApiError AUTH_REPLAYED for a replayed request)."""
         if claim is not None:
-            await self._io(self._claimed, claim, None)
+            await self._io_claiming(claim, None)
 
-    async def _io_claiming(self, claim: Claim | None, fn: Callable[..., Any], *args: Any) -> Any:
-        """`_io(fn, *args)`, the request's nonce claimed first in the same store call when there
-        is one to claim (one round trip for the two)."""
+    async def _io_claiming(self, claim: Claim | None, fn: Callable[..., Any] | None, *args: Any) -> Any:
+        """`_io(fn, *args)` (None when `fn` is None), the request's nonce claimed first when there
+        is one to claim: in the same store call for a store called on its threads or the loop
+        (SQLite: one call for the two); one awaited after the other on a store with an async face
+        (PostgreSQL: two flights on the runtime's loop, where the two in one call on a thread
+        crossed threads six times)."""
+        if claim is not None and offloop.native(self.runtime.store):
+            await self.auth.claim_awaited(*claim)
+            claim = None
         if claim is None:
-            return await self._io(fn, *args)
+            return None if fn is None else await self._io(fn, *args)
         return await self._io(self._claimed, claim, fn, *args)
 
     @offloop.bounded

@@ -42,6 +42,12 @@ def executor_of(store: Any) -> ThreadPoolExecutor:
         return made
 
 
+def native(store: Any) -> bool:
+    """True when `store` has an async face (`coroutine`, `unit_async`): its calls are awaited,
+    never run on a thread."""
+    return getattr(store, "coroutine", None) is not None
+
+
 async def call(store: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """`fn(*args, **kwargs)` awaited: natively when `fn` is a method of `store` that its async
     face has, else on one of `store`'s threads; the loop goes on meanwhile. The call is not
