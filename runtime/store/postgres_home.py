@@ -4,7 +4,7 @@ on the store's loop.
 A call awaited through the store's loop (`storeloop.StoreLoop.submit`) crosses threads twice: the
 call is handed to the store's thread and its result handed back, each a wake-up of the other
 thread and a pass of the GIL. A booking turn sends six flights, and those handoffs were about a
-fifth of its CPU in process. So the loop that awaits the store (`skillc serve`'s, a `Runtime`'s)
+quarter of its CPU in process (5.3-5.6 ms a turn, now 4.0-4.3: `bench/store_turn.py`). So the loop that awaits the store (`skillc serve`'s, a `Runtime`'s)
 runs its calls on connections of its own:
 
 - **The home** is the first loop that awaits a call, and the next one to await a call once that
