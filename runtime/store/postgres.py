@@ -13,11 +13,13 @@ session, one transaction per unit of work. What PostgreSQL adds:
   row lock is a suspended coroutine, not a thread; synchronous tools and tests call the same
   store synchronously (they wait for the coroutine on the store's loop).
 - **One round trip per unit of work**: a unit's writes are gathered (`postgres_unit.py`) and sent
-  as one pipeline flight — `BEGIN`, the lease check, every statement, `COMMIT` — each statement
-  prepared on its connection. Row-count checks fail inside the server (the lease held, the
-  version unchanged), aborting the transaction before its COMMIT. The history counts a unit
+  as one pipeline flight, each statement prepared on its connection; with no Sync before the
+  flight's end, PostgreSQL runs them as one implicit transaction (a failing statement skips the
+  rest, and the Sync rolls the transaction back; else it commits), so no `BEGIN` or `COMMIT` is
+  sent. Row-count checks fail inside the server (the lease held, the
+  version unchanged), aborting the transaction before it commits. The history counts a unit
   needs are known from this process's last commit or read of the session; else they are asked in
-  the same transaction (a second flight). A leased unit's lease check rides on the statement
+  the same transaction (a second flight: then the unit is wrapped in `BEGIN` and `COMMIT`). A leased unit's lease check rides on the statement
   that writes its session row. Taking a lease is one flight too, of two statements (a second
   flight only to take over from a dead holder of this host); renewing or releasing one, marking a reply
   delivered, claiming a nonce and every read are one statement each; reading a whole session is
@@ -381,14 +383,28 @@ class PostgresStore(RowReads):
 
     async def _a_commit(self, uow: PostgresUnit, session: str | None, holder: str | None, expires: float | None,
                         fence: int | None) -> None:
-        """The unit's flight: BEGIN, lease check, statements, history appends, COMMIT."""
+        """The unit's flight: its statements (the lease check riding on the session row's) and its
+        history appends, one transaction. In one flight with no Sync before its end (a pipeline in
+        autocommit), PostgreSQL runs them as one implicit transaction: a failing statement skips
+        the rest and the Sync rolls back, else the Sync commits; no BEGIN or COMMIT is sent. Only
+        a unit that must first ask how much history is stored (a second flight, after a Sync) is
+        wrapped in BEGIN and COMMIT, so both flights are one transaction."""
         async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> None:
+            unknown_first = any(a.stored is None for a in uow.appends)
+
+            async def first(sql: str, params: Any = None, prepare: bool | None = True) -> Any:
+                cur = await conn.execute(sql, params, prepare=prepare)
+                if not sent:
+                    sent.append(cur)  # nothing ran until this statement's result came back
+                return cur
+
             async with conn.pipeline() as pipe:
-                sent.append(await conn.execute("BEGIN"))
+                if unknown_first:
+                    await first("BEGIN", prepare=None)
                 leased = holder is not None and session is not None
                 for sql, params in uow.flight((expires or 0.0, session, holder, fence, fence) if leased else None):
-                    await conn.execute(sql, params, prepare=True)
-                unknown = [(a, await conn.execute(HISTORY_COUNTS, (a.session, a.session), prepare=True))
+                    await first(sql, params)
+                unknown = [(a, await first(HISTORY_COUNTS, (a.session, a.session)))
                            for a in uow.appends if a.stored is None]
                 counted: dict[int, Any] = {}
                 if unknown:  # the only second flight: how much history is stored
@@ -400,7 +416,10 @@ class PostgresStore(RowReads):
                     for table, rows in history_rows(appends, (int(stored[0]), int(stored[1]))):
                         async with conn.cursor() as cur:
                             await cur.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (%s, %s, %s)", rows)
-                await conn.execute("COMMIT")
+                            if not sent:
+                                sent.append(cur)
+                if unknown_first:
+                    await conn.execute("COMMIT")
 
         with self._errors("commit the unit of work", session):
             await self._flight(send)

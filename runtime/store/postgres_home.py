@@ -19,12 +19,13 @@ runs its calls on connections of its own:
   the server ended is seen before use (`postgres._ended`) and replaced; one that is broken, or was
   left inside a transaction, is finished when given back, not kept. Closing finishes the idle
   connections at once, from any thread (libpq's finish: no round trip, nothing awaited); one in
-  use is finished when its call gives it back.
+  use is finished when its call gives it back. A store collected unclosed finishes them too.
 """
 from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -68,6 +69,10 @@ class HomeConnections:
         self._lent = 0  # slots out, connected or not
         self._moves = 0  # how often the home moved: a slot of an earlier home is not counted back
         self._closed = False
+        # A store dropped unclosed: its idle connections are finished as it is collected (the
+        # weak reference's callback runs before the connections' own finalizers, which would
+        # warn of a connection deleted while open).
+        weakref.finalize(self, _finish_all, self._idle)
 
     def take(self, loop: asyncio.AbstractEventLoop) -> Slot | None:
         """A slot for a call awaited on `loop`, or None: `loop` is not the home (another one is and
@@ -131,6 +136,12 @@ class HomeConnections:
 def _reusable(conn: psycopg.AsyncConnection[Any]) -> bool:
     return (not conn.closed and not conn.broken
             and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE)
+
+
+def _finish_all(conns: list[psycopg.AsyncConnection[Any]]) -> None:
+    for conn in conns:
+        _finish(conn)
+    conns.clear()
 
 
 def _finish(conn: psycopg.AsyncConnection[Any]) -> None:

@@ -230,3 +230,17 @@ def test_a_call_whose_awaiting_task_is_cancelled_ends_and_gives_its_connection_b
     finally:
         holder.close()
     assert store._home.open == 1
+
+
+def test_a_store_dropped_unclosed_finishes_its_home_connections_without_a_warning(postgres_url: str) -> None:  # noqa: F811
+    store = PostgresStore(postgres_url, pool_size=2)
+    asyncio.run(_turn(store, "s1", 1.0))
+    home = store._home
+    assert home.open == 1
+    conns = list(home._idle)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        del store, home
+        gc.collect()
+    assert all(conn.closed for conn in conns)
+    assert not [w for w in caught if "deleted while still open" in str(w.message)], [str(w.message) for w in caught]

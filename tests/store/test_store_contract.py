@@ -65,6 +65,29 @@ def test_a_unit_that_raises_leaves_nothing(store_factory: Factory) -> None:
     assert store.get_session("s1") is not None
 
 
+def test_a_unit_whose_later_write_fails_keeps_none_of_its_earlier_ones(store_factory: Factory) -> None:
+    """The task is written before the stale session row fails its version check: the unit is one
+    transaction (on PostgreSQL the implicit one of its single flight, no BEGIN sent), so the task
+    is not kept either, nor the history the unit would append."""
+    a, b = store_factory(), store_factory()
+    with a.unit("s1") as uow:
+        uow.put_session(_session(), 1.0)
+    mine, theirs = a.get_session("s1"), b.get_session("s1")
+    with b.unit("s1") as uow:
+        uow.put_session(theirs, 2.0)
+    mine.user_messages.append({"turn": 1, "text": "lost"})
+    with pytest.raises(StoreConflict):
+        with a.unit("s1") as uow:
+            uow.put_task(TaskState(id="t1", session="s1", agent="a", message="m"))
+            uow.put_session(mine, 3.0)
+    assert a.get_task("s1", "t1") is None and a.get_session("s1").user_messages == []
+    with a.unit("s1") as uow:  # the store goes on: the next unit of a current copy commits
+        current = a.get_session("s1")
+        uow.put_task(TaskState(id="t1", session="s1", agent="a", message="m"))
+        uow.put_session(current, 4.0)
+    assert a.get_task("s1", "t1") is not None and a.version_of("s1") == 3
+
+
 def test_history_is_appended_not_rewritten(store_factory: Factory) -> None:
     store = store_factory()
     s = _session()
