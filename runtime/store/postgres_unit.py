@@ -1,10 +1,12 @@
 """The writes of one PostgreSQL unit of work (see base.UnitOfWork), gathered and then sent as one
-flight: `BEGIN`, every statement and `COMMIT` in one pipeline, one round trip.
+flight: every statement in one pipeline, one round trip, run by the server as the implicit
+transaction that ends at the pipeline's Sync (see `PostgresStore._a_commit`).
 
 A statement whose row count decides the unit (the lease renewal, the session's version check,
 a new session's insert) is a *check*: its SQL fails inside the server when it did not change
 exactly one row (the text of its `CHECK_*` token cast to an integer), so the transaction aborts
-there, the `COMMIT` queued behind it is not run, and the token in the error names what failed.
+there, the statements queued behind it are skipped, the Sync rolls it back, and the token in the
+error names what failed.
 """
 from __future__ import annotations
 
