@@ -48,21 +48,23 @@ async def _process(compiled: Path, tmp: Path, trace_path: Path | None, turn: Any
         await runtime.aclose()  # closes the store and the trace file: the process is gone
 
 
+async def _ask(session: Any, model: Any, text: str = "Book 420 under reference R-7001") -> None:
+    """A booking that stops at its approval."""
+    model.load_turn([POST, APPROVE])
+    assert (await session.send(text)).kind == "APPROVAL"
+
+
 def test_a_restarted_process_continues_the_sessions_chain(compiled: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("SKILLC_AUDIT_KEY", raising=False)
     trace = tmp_path / "trace.jsonl"
 
-    async def ask(session: Any, model: Any) -> None:
-        model.load_turn([POST, APPROVE])
-        assert (await session.send("Book 420 under reference R-7001")).kind == "APPROVAL"
-
     async def confirm(session: Any, model: Any) -> None:
         model.load_turn([FINISH])
         assert "Booked R-7001" in (await session.answer({"decision": "CONFIRM"})).text
 
-    asyncio.run(_process(compiled, tmp_path, trace, ask))
+    asyncio.run(_process(compiled, tmp_path, trace, _ask))
     first = [e for _, e in iter_events(str(trace))]
     store = open_store(tmp_path / "store.sqlite")
     try:  # the head kept is the first process's last event (its turn.reply, after the last unit)
@@ -99,19 +101,14 @@ def test_a_process_whose_trace_nobody_receives_leaves_the_chain_where_it_was(
     monkeypatch.delenv("SKILLC_AUDIT_KEY", raising=False)
     trace = tmp_path / "trace.jsonl"
 
-    async def ask(session: Any, model: Any) -> None:
-        model.load_turn([POST, APPROVE])
-        assert (await session.send("Book 420 under reference R-7001")).kind == "APPROVAL"
-
     async def reject(session: Any, model: Any) -> None:
         model.load_turn([FINISH])
         await session.answer({"decision": "REJECT"})
 
     async def again(session: Any, model: Any) -> None:
-        model.load_turn([POST, APPROVE])
-        assert (await session.send("Book 430 under reference R-7002")).kind == "APPROVAL"
+        await _ask(session, model, "Book 430 under reference R-7002")
 
-    asyncio.run(_process(compiled, tmp_path, trace, ask))
+    asyncio.run(_process(compiled, tmp_path, trace, _ask))
     first = [e for _, e in iter_events(str(trace))]
     asyncio.run(_process(compiled, tmp_path, None, reject))
     store = open_store(tmp_path / "store.sqlite")
@@ -167,15 +164,11 @@ def test_a_process_that_died_after_its_last_unit_leaves_a_noted_fork(compiled: P
     monkeypatch.delenv("SKILLC_AUDIT_KEY", raising=False)
     trace = tmp_path / "trace.jsonl"
 
-    async def ask(session: Any, model: Any) -> None:
-        model.load_turn([POST, APPROVE])
-        await session.send("Book 420 under reference R-7001")
-
     async def confirm(session: Any, model: Any) -> None:
         model.load_turn([FINISH])
         await session.answer({"decision": "CONFIRM"})
 
-    asyncio.run(_process(compiled, tmp_path, trace, ask))
+    asyncio.run(_process(compiled, tmp_path, trace, _ask))
     first = [e for _, e in iter_events(str(trace))]
     with sqlite3.connect(tmp_path / "store.sqlite") as db:  # what the store holds after such a death
         db.execute("UPDATE sessions SET head = ? WHERE id = 's1'", (first[-2]["hash"],))

@@ -46,21 +46,22 @@ async def _until(condition: Callable[[], object], what: str) -> None:
         await asyncio.sleep(0.02)
 
 
-def _backends(url: str) -> int:
-    """Connections to the test's database, this one's not counted."""
+def _activity(url: str, where: str) -> int:
+    """Connections to the test's database (this one's not counted) that match `where`."""
     with psycopg.connect(url, autocommit=True) as admin:
         row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                            "AND pid <> pg_backend_pid()").fetchone()
+                            f"AND pid <> pg_backend_pid() AND {where}").fetchone()
     assert row is not None
     return int(row[0])
+
+
+def _backends(url: str) -> int:
+    return _activity(url, "true")
 
 
 def _waiting(url: str) -> int:
-    with psycopg.connect(url, autocommit=True) as admin:
-        row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                            "AND datname = current_database()").fetchone()
-    assert row is not None
-    return int(row[0])
+    """Connections waiting on a lock."""
+    return _activity(url, "wait_event_type = 'Lock'")
 
 
 async def _turn(store: PostgresStore, session: str, n: float) -> None:

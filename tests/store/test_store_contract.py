@@ -65,16 +65,22 @@ def test_a_unit_that_raises_leaves_nothing(store_factory: Factory) -> None:
     assert store.get_session("s1") is not None
 
 
-def test_a_unit_whose_later_write_fails_keeps_none_of_its_earlier_ones(store_factory: Factory) -> None:
-    """The task is written before the stale session row fails its version check: the unit is one
-    transaction (on PostgreSQL the implicit one of its single flight, no BEGIN sent), so the task
-    is not kept either, nor the history the unit would append."""
+def _stale_copy(store_factory: Factory) -> tuple[Any, SessionState]:
+    """A store and its copy of session "s1" made stale by another store's write since it read it."""
     a, b = store_factory(), store_factory()
     with a.unit("s1") as uow:
         uow.put_session(_session(), 1.0)
     mine, theirs = a.get_session("s1"), b.get_session("s1")
     with b.unit("s1") as uow:
         uow.put_session(theirs, 2.0)
+    return a, mine
+
+
+def test_a_unit_whose_later_write_fails_keeps_none_of_its_earlier_ones(store_factory: Factory) -> None:
+    """The task is written before the stale session row fails its version check: the unit is one
+    transaction (on PostgreSQL the implicit one of its single flight, no BEGIN sent), so the task
+    is not kept either, nor the history the unit would append."""
+    a, mine = _stale_copy(store_factory)
     mine.user_messages.append({"turn": 1, "text": "lost"})
     with pytest.raises(StoreConflict):
         with a.unit("s1") as uow:
@@ -527,12 +533,7 @@ def test_a_leased_unit_over_a_stale_copy_is_a_conflict_and_writes_nothing(store_
     """The lease held, the copy stale (another writer's version in between): the unit's version
     check fails, not its lease check (PostgreSQL checks both in the one statement that writes the
     session row), and none of its writes is kept."""
-    a, b = store_factory(), store_factory()
-    with a.unit("s1") as uow:
-        uow.put_session(_session(), 1.0)
-    mine, theirs = a.get_session("s1"), b.get_session("s1")
-    with b.unit("s1") as uow:
-        uow.put_session(theirs, 2.0)
+    a, mine = _stale_copy(store_factory)
     holder = new_holder()
     lease = a.acquire_lease("s1", holder, now=100.0, ttl=30.0)
     assert lease.granted
