@@ -234,9 +234,10 @@ class GatewayAuth:
             raise _replayed()
 
     async def claim_awaited(self, nonce: str, now: float) -> None:
-        """`claim` for a coroutine, the store's async face awaited (no thread; in memory at once)."""
-        nonces = self.nonces
-        if await nonces.seen_awaited(nonce, now) if isinstance(nonces, StoredNonces) else nonces.seen(nonce, now):
+        """`claim` for a coroutine, the store's async face awaited (no thread). Only a nonce kept in
+        the store is claimed later than `verify` (one in memory is claimed there at once)."""
+        assert isinstance(self.nonces, StoredNonces)
+        if await self.nonces.seen_awaited(nonce, now):
             raise _replayed()
 
     def _platform_of(self, header: str) -> dict[str, Any]:

@@ -265,7 +265,7 @@ class PostgresStore(RowReads):
         """`coro` run on the store's loop for a synchronous caller; StoreUnavailable once closed."""
         if self._closed:
             coro.close()
-            raise StoreUnavailable(f"store {self.path} is closed")
+            raise self._closed_error()
         return self._loop.run(coro)
 
     async def _awaited(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -274,7 +274,7 @@ class PostgresStore(RowReads):
         storeloop.py): it runs as a task of its own."""
         if self._closed:  # the store's loop is gone too: nothing to submit to
             coro.close()
-            raise StoreUnavailable(f"store {self.path} is closed")
+            raise self._closed_error()
         loop = asyncio.get_running_loop()
         slot = self._home.take(loop) if loop is not self._loop.loop else None
         if slot is None:
@@ -300,9 +300,12 @@ class PostgresStore(RowReads):
         await self._awaited(self._a_commit(uow, session, holder, expires, fence))
         self._history.note(uow.noted)  # committed
 
+    def _closed_error(self) -> StoreUnavailable:
+        return StoreUnavailable(f"store {self.path} is closed")
+
     def _new_unit(self) -> PostgresUnit:
         if self._closed:
-            raise StoreUnavailable(f"store {self.path} is closed")
+            raise self._closed_error()
         return PostgresUnit(self._history)
 
     # ------------------------------------------------------------ connections and errors
@@ -314,7 +317,7 @@ class PostgresStore(RowReads):
         order), so it is sent again on another connection: a connection ended while idle (a
         restart, a terminated backend) costs nothing. Any other failure is the caller's to see."""
         if self._closed or self.pool is None:
-            raise StoreUnavailable(f"store {self.path} is closed")
+            raise self._closed_error()
         slot = CURRENT.get()
         for _ in range(self._retries + 1):
             async with slot.connection() if slot is not None else self.pool.connection() as conn:
@@ -390,21 +393,23 @@ class PostgresStore(RowReads):
         a unit that must first ask how much history is stored (a second flight, after a Sync) is
         wrapped in BEGIN and COMMIT, so both flights are one transaction."""
         async def send(conn: psycopg.AsyncConnection[Any], sent: list[Any]) -> None:
-            unknown_first = any(a.stored is None for a in uow.appends)
+            two_flights = any(a.stored is None for a in uow.appends)
 
-            async def first(sql: str, params: Any = None, prepare: bool | None = True) -> Any:
-                cur = await conn.execute(sql, params, prepare=prepare)
+            def mark(cur: Any) -> Any:
                 if not sent:
-                    sent.append(cur)  # nothing ran until this statement's result came back
+                    sent.append(cur)  # the flight's first statement: nothing ran until its result came back
                 return cur
 
+            async def run(sql: str, params: Any = None, prepare: bool | None = True) -> Any:
+                return mark(await conn.execute(sql, params, prepare=prepare))
+
             async with conn.pipeline() as pipe:
-                if unknown_first:
-                    await first("BEGIN", prepare=None)
+                if two_flights:
+                    await run("BEGIN", prepare=None)
                 leased = holder is not None and session is not None
                 for sql, params in uow.flight((expires or 0.0, session, holder, fence, fence) if leased else None):
-                    await first(sql, params)
-                unknown = [(a, await first(HISTORY_COUNTS, (a.session, a.session)))
+                    await run(sql, params)
+                unknown = [(a, await run(HISTORY_COUNTS, (a.session, a.session)))
                            for a in uow.appends if a.stored is None]
                 counted: dict[int, Any] = {}
                 if unknown:  # the only second flight: how much history is stored
@@ -415,10 +420,9 @@ class PostgresStore(RowReads):
                     stored = appends.stored if appends.stored is not None else counted[id(appends)]
                     for table, rows in history_rows(appends, (int(stored[0]), int(stored[1]))):
                         async with conn.cursor() as cur:
-                            await cur.executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (%s, %s, %s)", rows)
-                            if not sent:
-                                sent.append(cur)
-                if unknown_first:
+                            await mark(cur).executemany(f"INSERT INTO {table} (session, seq, doc) VALUES (%s, %s, %s)",
+                                                        rows)
+                if two_flights:
                     await conn.execute("COMMIT")
 
         with self._errors("commit the unit of work", session):

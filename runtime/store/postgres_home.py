@@ -37,8 +37,8 @@ import psycopg
 class Slot:
     """One home connection lent to one call: connected on first use, kept across its flights."""
 
-    def __init__(self, home: HomeConnections, conn: psycopg.AsyncConnection[Any] | None, loop: int) -> None:
-        self.home, self.conn, self.loop = home, conn, loop
+    def __init__(self, home: HomeConnections, conn: psycopg.AsyncConnection[Any] | None, move: int) -> None:
+        self.home, self.conn, self.move = home, conn, move  # move: which home lent it (HomeConnections._moves)
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
@@ -106,7 +106,7 @@ class HomeConnections:
         open, else finished."""
         conn, slot.conn = slot.conn, None
         with self._lock:
-            if slot.loop != self._moves:  # lent by a home that moved since
+            if slot.move != self._moves:  # lent by a home that moved since
                 if conn is not None:
                     _finish(conn)
                 return
